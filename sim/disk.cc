@@ -1,0 +1,114 @@
+#include "sim/disk.h"
+
+#include <algorithm>
+
+namespace sim {
+
+void File::append(std::string data, Time now) {
+  cached_.push_back(Record{std::move(data), true});
+  written_at_.push_back(now);
+}
+
+void File::truncate(size_t n, Time now) {
+  if (n >= cached_.size()) return;
+  if (n < durable_prefix_) {
+    // The platter still holds the records being cut away (until synced).
+    std::vector<Record> tail(cached_.begin() + static_cast<std::ptrdiff_t>(n),
+                             cached_.begin() + static_cast<std::ptrdiff_t>(durable_prefix_));
+    tail.insert(tail.end(), durable_tail_.begin(), durable_tail_.end());
+    durable_tail_ = std::move(tail);
+    durable_prefix_ = n;
+  }
+  cached_.resize(n);
+  written_at_.resize(n);
+  last_truncate_at_ = now;
+}
+
+void File::rewrite(std::vector<std::string> records, Time now) {
+  truncate(0, now);
+  for (std::string& r : records) append(std::move(r), now);
+}
+
+void File::make_durable(size_t n) {
+  n = std::min(n, cached_.size());
+  if (n >= durable_prefix_) {
+    durable_prefix_ = n;
+    // Syncing past the point of a truncation persists the truncation too.
+    durable_tail_.clear();
+  }
+}
+
+void File::crash(Time now, const DiskOptions& options, Rng& rng) {
+  const bool writeback_on = options.writeback_delay != Duration::max();
+  const Time horizon = writeback_on ? now - options.writeback_delay : Time::zero();
+  // Writeback persists a truncation once it is old enough.
+  if (writeback_on && !durable_tail_.empty() && last_truncate_at_ <= horizon) {
+    durable_tail_.clear();
+  }
+  std::vector<Record> image;
+  if (!durable_tail_.empty()) {
+    image.assign(cached_.begin(), cached_.begin() + static_cast<std::ptrdiff_t>(durable_prefix_));
+    image.insert(image.end(), durable_tail_.begin(), durable_tail_.end());
+  } else {
+    size_t keep = durable_prefix_;
+    // Records are appended in time order, so the written-back ones are a prefix.
+    while (writeback_on && keep < cached_.size() && written_at_[keep] <= horizon) ++keep;
+    // The kernel may have been part-way through writing the rest.
+    const size_t dirty = cached_.size() - keep;
+    if (dirty > 0) keep += static_cast<size_t>(rng.below(dirty + 1));
+    image.assign(cached_.begin(), cached_.begin() + static_cast<std::ptrdiff_t>(keep));
+    if (keep < cached_.size() && rng.chance(options.torn_write_percent, 100)) {
+      const std::string& whole = cached_[keep].data;
+      const size_t part = whole.empty() ? 0 : static_cast<size_t>(rng.below(whole.size()));
+      image.push_back(Record{whole.substr(0, part), false});
+    }
+  }
+  cached_ = std::move(image);
+  written_at_.assign(cached_.size(), Time::zero());
+  durable_prefix_ = cached_.size();
+  durable_tail_.clear();
+}
+
+File& Disk::open(const std::string& path) { return files_[path]; }
+
+File* Disk::find(const std::string& path) {
+  auto it = files_.find(path);
+  return it == files_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> Disk::list(const std::string& prefix) const {
+  std::vector<std::string> out;
+  for (auto it = files_.lower_bound(prefix); it != files_.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+    out.push_back(it->first);
+  }
+  return out;
+}
+
+Time Disk::fsync(const std::string& path, Callback done) {
+  const size_t covered = open(path).size();
+  const Time start = std::max(loop_->now(), device_busy_until_);
+  const Time finish = start + rng_.uniform(options_.fsync_latency_min, options_.fsync_latency_max);
+  device_busy_until_ = finish;
+  const uint64_t generation = generation_;
+  loop_->at(finish, [this, path, covered, generation, done = std::move(done)]() mutable {
+    // A power loss between the call and now means the fsync never completed.
+    if (generation != generation_) return;
+    if (File* f = find(path)) f->make_durable(covered);
+    if (done) done();
+  });
+  return finish;
+}
+
+void Disk::sync_all() {
+  for (auto& [path, file] : files_) file.make_durable(file.size());
+}
+
+void Disk::power_loss(Time now) {
+  for (auto& [path, file] : files_) file.crash(now, options_, rng_);
+  device_busy_until_ = now;
+  ++generation_;
+}
+
+}  // namespace sim
+

@@ -1,0 +1,191 @@
+#include "sim/event_loop.h"
+
+#include <utility>
+
+namespace sim {
+
+namespace {
+constexpr size_t kArity = 4;
+}
+
+EventLoop::EventLoop(EventLimits limits) : limits_(limits) { heap_.reserve(1024); }
+
+EventLoop::~EventLoop() = default;
+
+uint32_t EventLoop::allocate_slot() {
+  if (!free_slots_.empty()) {
+    const uint32_t i = free_slots_.back();
+    free_slots_.pop_back();
+    return i;
+  }
+  if ((slots_used_ >> kChunkBits) == chunks_.size()) {
+    chunks_.push_back(std::make_unique<Slot[]>(kChunkSize));
+  }
+  return slots_used_++;
+}
+
+void EventLoop::free_slot(uint32_t i) {
+  Slot& s = slot(i);
+  s.seq = 0;
+  s.fn.reset();
+  free_slots_.push_back(i);
+}
+
+TimerId EventLoop::at(Time t, Callback fn) {
+  SIM_ASSERT(t >= now_, "event scheduled in the past: {} < now {}", format_time(t),
+             format_time(now_));
+  SIM_ASSERT(static_cast<bool>(fn), "event scheduled without a callback");
+  const uint32_t i = allocate_slot();
+  const uint64_t seq = next_seq_++;
+  Slot& s = slot(i);
+  s.seq = seq;
+  s.fn = std::move(fn);
+  heap_push(Entry{t.us(), seq, i});
+  ++live_;
+  return TimerId{i, seq};
+}
+
+TimerId EventLoop::after(Duration d, Callback fn) {
+  SIM_ASSERT(d >= Duration::zero(), "negative delay {}us", d.us());
+  return at(now_ + d, std::move(fn));
+}
+
+bool EventLoop::is_pending(TimerId id) const {
+  return id.seq != 0 && (id.slot >> kChunkBits) < chunks_.size() && slot(id.slot).seq == id.seq;
+}
+
+bool EventLoop::cancel(TimerId id) {
+  if (!is_pending(id)) return false;
+  free_slot(id.slot);
+  --live_;
+  ++dead_in_heap_;
+  // Sweep when dead entries dominate, so a workload that re-arms timers
+  // (session pings, request timeouts) cannot grow the heap without bound.
+  if (dead_in_heap_ > 256 && dead_in_heap_ * 2 > heap_.size()) compact();
+  return true;
+}
+
+void EventLoop::heap_push(const Entry& e) {
+  size_t i = heap_.size();
+  heap_.push_back(e);
+  while (i > 0) {
+    const size_t parent = (i - 1) / kArity;
+    if (!earlier(e, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = e;
+}
+
+void EventLoop::sift_down(size_t i) {
+  const size_t n = heap_.size();
+  const Entry e = heap_[i];
+  for (;;) {
+    const size_t first = i * kArity + 1;
+    if (first >= n) break;
+    size_t best = first;
+    const size_t last = first + kArity < n ? first + kArity : n;
+    for (size_t c = first + 1; c < last; ++c) {
+      if (earlier(heap_[c], heap_[best])) best = c;
+    }
+    if (!earlier(heap_[best], e)) break;
+    heap_[i] = heap_[best];
+    i = best;
+  }
+  heap_[i] = e;
+}
+
+void EventLoop::heap_pop() {
+  heap_[0] = heap_.back();
+  heap_.pop_back();
+  if (!heap_.empty()) sift_down(0);
+}
+
+void EventLoop::drop_dead_top() {
+  while (!heap_.empty() && slot(heap_[0].slot).seq != heap_[0].seq) {
+    heap_pop();
+    --dead_in_heap_;
+  }
+}
+
+void EventLoop::compact() {
+  size_t kept = 0;
+  for (const Entry& e : heap_) {
+    if (slot(e.slot).seq == e.seq) heap_[kept++] = e;
+  }
+  heap_.resize(kept);
+  dead_in_heap_ = 0;
+  if (heap_.size() > 1) {
+    for (size_t i = (heap_.size() - 2) / kArity + 1; i-- > 0;) sift_down(i);
+  }
+}
+
+Time EventLoop::next_time() {
+  drop_dead_top();
+  return heap_.empty() ? Time::max() : Time::from_us(heap_[0].time_us);
+}
+
+void EventLoop::run_entry(const Entry& e) {
+  const Time t = Time::from_us(e.time_us);
+  if (t == now_) {
+    if (++executed_this_instant_ > limits_.max_events_per_instant) {
+      const RunInfo* run = active_run();
+      throw EventLimitExceeded(
+          fmt::format("livelock: more than {} events at one instant",
+                      limits_.max_events_per_instant),
+          run ? std::optional<uint64_t>(run->seed) : std::nullopt, now_);
+    }
+  } else {
+    executed_this_instant_ = 1;
+  }
+  if (++executed_ > limits_.max_events) {
+    const RunInfo* run = active_run();
+    throw EventLimitExceeded(fmt::format("event limit of {} reached", limits_.max_events),
+                             run ? std::optional<uint64_t>(run->seed) : std::nullopt, now_);
+  }
+  now_ = t;
+  // Take the callback out before running it: it may schedule or cancel other
+  // events, and cancelling itself must report that it is no longer pending.
+  Slot& s = slot(e.slot);
+  Callback fn = std::move(s.fn);
+  free_slot(e.slot);
+  --live_;
+  fn();
+  if (after_event_) after_event_();
+}
+
+bool EventLoop::step() {
+  drop_dead_top();
+  if (heap_.empty()) return false;
+  const Entry e = heap_[0];
+  heap_pop();
+  run_entry(e);
+  return true;
+}
+
+bool EventLoop::has_due(Time limit) {
+  drop_dead_top();
+  return !heap_.empty() && heap_[0].time_us <= limit.us();
+}
+
+void EventLoop::run_until(Time limit) {
+  while (has_due(limit)) step();
+  if (limit > now_) now_ = limit;
+}
+
+bool EventLoop::run_until(const std::function<bool()>& done, Time limit) {
+  if (done()) return true;
+  while (has_due(limit)) {
+    step();
+    if (done()) return true;
+  }
+  if (limit > now_) now_ = limit;
+  return false;
+}
+
+bool EventLoop::run_until_quiet(Time limit) {
+  while (has_due(limit)) step();
+  return live_ == 0;
+}
+
+}  // namespace sim

@@ -1,0 +1,130 @@
+// The event loop: one queue of pending events ordered by (time, sequence).
+//
+// Everything that happens in a simulation is an event here: a message landing,
+// a timer going off, a fault from the schedule. Events scheduled for the same
+// instant run in the order they were scheduled, always, because each gets a
+// sequence number from one counter. `now` jumps straight to the next event's
+// time; nothing ever waits.
+//
+// The queue is a 4-ary min-heap of small (time, sequence, slot) entries; the
+// callbacks live in a slab of stable slots so that running one never moves
+// another. Cancelling a timer frees its slot at once and leaves a dead heap
+// entry that is skipped when it surfaces (and swept out when dead entries
+// outnumber live ones), which keeps cancel O(1).
+//
+// A livelock must end as an error, not a hang: the loop stops with
+// `EventLimitExceeded` when it runs more than `max_events` in all, or more
+// than `max_events_per_instant` without virtual time moving.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "sim/assert.h"
+#include "sim/callback.h"
+#include "sim/time.h"
+
+namespace sim {
+
+// Names one scheduled event. A default-constructed id names nothing.
+struct TimerId {
+  uint32_t slot = 0;
+  uint64_t seq = 0;  // 0: no event
+  explicit operator bool() const { return seq != 0; }
+  friend bool operator==(const TimerId&, const TimerId&) = default;
+};
+
+struct EventLimits {
+  uint64_t max_events = 4'000'000'000;
+  uint64_t max_events_per_instant = 10'000'000;
+};
+
+class EventLimitExceeded : public SimulationError {
+ public:
+  using SimulationError::SimulationError;
+};
+
+class EventLoop {
+ public:
+  explicit EventLoop(EventLimits limits = {});
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+  ~EventLoop();
+
+  Time now() const { return now_; }
+  // A stable pointer to `now`, for `RunInfo`.
+  const Time* now_ptr() const { return &now_; }
+
+  // Schedules `fn` at `t` (not before now) or after `d` (not negative).
+  TimerId at(Time t, Callback fn);
+  TimerId after(Duration d, Callback fn);
+  // Cancels a pending event. Returns false if it already ran or was cancelled.
+  bool cancel(TimerId id);
+  bool is_pending(TimerId id) const;
+
+  // Runs the next event. Returns false when nothing is pending.
+  bool step();
+  // Runs every event due at or before `limit`, then sets now to `limit`.
+  void run_until(Time limit);
+  // Runs events until `done()` holds (checked first, then after every event)
+  // or the next event lies beyond `limit`. Returns whether `done()` held; when
+  // it did not, now is `limit`.
+  bool run_until(const std::function<bool()>& done, Time limit);
+  // Runs until nothing is pending or the next event lies beyond `limit`.
+  // Returns true if the queue drained.
+  bool run_until_quiet(Time limit = Time::max());
+
+  // Called after every event, e.g. to check invariants on the way out.
+  void set_after_event(std::function<void()> hook) { after_event_ = std::move(hook); }
+
+  size_t pending() const { return live_; }
+  uint64_t executed() const { return executed_; }
+  // Time of the earliest pending event, or Time::max() when none.
+  Time next_time();
+
+ private:
+  struct Entry {
+    int64_t time_us;
+    uint64_t seq;
+    uint32_t slot;
+  };
+  struct Slot {
+    uint64_t seq = 0;  // 0 while free or running
+    Callback fn;
+  };
+  static constexpr uint32_t kChunkBits = 10;
+  static constexpr uint32_t kChunkSize = 1u << kChunkBits;
+
+  static bool earlier(const Entry& a, const Entry& b) {
+    return a.time_us < b.time_us || (a.time_us == b.time_us && a.seq < b.seq);
+  }
+  Slot& slot(uint32_t i) { return chunks_[i >> kChunkBits][i & (kChunkSize - 1)]; }
+  const Slot& slot(uint32_t i) const { return chunks_[i >> kChunkBits][i & (kChunkSize - 1)]; }
+  uint32_t allocate_slot();
+  void free_slot(uint32_t i);
+
+  void heap_push(const Entry& e);
+  void heap_pop();
+  void sift_down(size_t i);
+  void drop_dead_top();
+  bool has_due(Time limit);
+  void compact();
+  void run_entry(const Entry& e);
+
+  EventLimits limits_;
+  Time now_ = Time::zero();
+  uint64_t next_seq_ = 1;
+  uint64_t executed_ = 0;
+  uint64_t executed_this_instant_ = 0;
+  size_t live_ = 0;
+  size_t dead_in_heap_ = 0;
+  std::vector<Entry> heap_;
+  std::vector<std::unique_ptr<Slot[]>> chunks_;
+  std::vector<uint32_t> free_slots_;
+  uint32_t slots_used_ = 0;
+  std::function<void()> after_event_;
+};
+
+}  // namespace sim
