@@ -69,7 +69,11 @@ void File::crash(Time now, const DiskOptions& options, Rng& rng) {
   durable_tail_.clear();
 }
 
-File& Disk::open(const std::string& path) { return files_[path]; }
+File& Disk::open(const std::string& path) {
+  auto [it, created] = files_.try_emplace(path);
+  if (created) it->second.id_ = next_file_id_++;
+  return it->second;
+}
 
 File* Disk::find(const std::string& path) {
   auto it = files_.find(path);
@@ -86,15 +90,19 @@ std::vector<std::string> Disk::list(const std::string& prefix) const {
 }
 
 Time Disk::fsync(const std::string& path, Callback done) {
-  const size_t covered = open(path).size();
+  File& file = open(path);
+  const size_t covered = file.size();
+  const uint64_t file_id = file.id_;
   const Time start = std::max(loop_->now(), device_busy_until_);
   const Time finish = start + rng_.uniform(options_.fsync_latency_min, options_.fsync_latency_max);
   device_busy_until_ = finish;
   const uint64_t generation = generation_;
-  loop_->at(finish, [this, path, covered, generation, done = std::move(done)]() mutable {
+  loop_->at(finish, [this, path, covered, generation, file_id, done = std::move(done)]() mutable {
     // A power loss between the call and now means the fsync never completed.
     if (generation != generation_) return;
-    if (File* f = find(path)) f->make_durable(covered);
+    // The file may have been removed (and perhaps re-created) meanwhile.
+    File* f = find(path);
+    if (f != nullptr && f->id_ == file_id) f->make_durable(covered);
     if (done) done();
   });
   return finish;

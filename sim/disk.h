@@ -70,6 +70,7 @@ class File {
   // What survives a power loss at `now`.
   void crash(Time now, const DiskOptions& options, Rng& rng);
 
+  uint64_t id_ = 0;  // unique per disk: a file re-created at the same path is another file
   std::vector<Record> cached_;
   std::vector<Time> written_at_;  // parallel to cached_: when each record was written
   // The durable image is cached_[0, durable_prefix_) followed by durable_tail_
@@ -116,6 +117,7 @@ class Disk {
   std::map<std::string, File> files_;
   Time device_busy_until_ = Time::zero();
   uint64_t generation_ = 0;
+  uint64_t next_file_id_ = 1;
 };
 
 }  // namespace sim

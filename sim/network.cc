@@ -275,19 +275,31 @@ void Network::deliver_head(uint64_t link_id, int from_side) {
     maybe_erase(link_id);
     return;
   }
+  // Both ends must still answer at the addresses the connection was made
+  // with: a host that moved to a new address has left its connections behind.
   const bool path = dst.host.value != UINT32_MAX && hosts_.at(dst.host.value).up &&
                     hosts_.at(dst.host.value).address == dst.address &&
-                    reachable(src.host, dst.host);
+                    src_host.address == src.address && reachable(src.host, dst.host);
   if (!path) {
+    if (s.items.front().kind == ItemKind::rst) {
+      // A reset is never retransmitted: if it is lost, the peer finds out
+      // by its own means.
+      s.items.clear();
+      s.stalled = false;
+      maybe_erase(link_id);
+      return;
+    }
     stall(link_id, from_side);
+    return;
+  }
+  if (s.items.front().kind == ItemKind::syn) {
+    // accept_syn ends the stall only if the answer can get back; otherwise
+    // the SYN keeps its backoff and retry count.
+    accept_syn(link_id);
     return;
   }
   s.stalled = false;
   s.retries = 0;
-  if (s.items.front().kind == ItemKind::syn) {
-    accept_syn(link_id);
-    return;
-  }
   const HostState& dst_host = hosts_.at(dst.host.value);
   if (dst_host.boot != dst.boot || dst.released || !world_.alive(dst.owner)) {
     // The receiving kernel has no such connection (the host rebooted, or the
@@ -363,6 +375,8 @@ void Network::accept_syn(uint64_t link_id) {
     stall(link_id, 0);
     return;
   }
+  s.stalled = false;
+  s.retries = 0;
   s.items.pop_front();
   SIM_ASSERT(s.items.empty(), "data queued before the connection was established");
   const HostState& host = hosts_.at(dst.value);
@@ -394,7 +408,10 @@ void Network::notify(uint64_t link_id, int side, ItemKind kind, Payload payload)
   auto found = links_.find(link_id);
   if (found == links_.end()) return;
   Side& me = found->second.side[side];
-  if (me.released) {
+  // Released: no process is left to tell. Closed: the process has already
+  // heard that the connection ended; a second reset (for data it sent before
+  // it knew) adds nothing, so a socket is reported closed at most once.
+  if (me.released || me.state == SideState::closed) {
     maybe_erase(link_id);
     return;
   }
@@ -504,9 +521,13 @@ void Network::process_exited(const Endpoint& owner, CloseReason how) {
     }
   }
   for (uint64_t id : ids) {
-    Link& link = links_.at(id);
     for (int side = 0; side < 2; ++side) {
-      Side& me = link.side[side];
+      // Closing one side may forget the link (both ends released, nothing in
+      // flight), and a connection to itself lists the link twice: look it up
+      // afresh each time.
+      auto it = links_.find(id);
+      if (it == links_.end()) break;
+      Side& me = it->second.side[side];
       if (me.released || !(me.owner == owner)) continue;
       if (me.state == SideState::open) {
         me.released = true;

@@ -171,14 +171,15 @@ void World::pause(ProcessId id) {
 }
 
 void World::resume(ProcessId id) {
+  RunScope scope(&info_);
   ProcessContext& p = *processes_.at(id.value);
   if (!p.alive_ || !p.paused_) return;
   p.paused_ = false;
   emit(p, "resumed", {{"deferred", static_cast<uint64_t>(p.deferred_.size())}});
-  if (!p.deferred_.empty()) {
-    const uint64_t incarnation = p.incarnation_;
-    loop_.after(Duration::zero(), [this, id, incarnation] { drain_deferred(id, incarnation); });
-  }
+  // The backlog runs now, before anything else reaches the process: a timer
+  // or message already queued for this instant came due after everything
+  // held, and would overtake it if the backlog waited for an event of its own.
+  drain_deferred(id, p.incarnation_);
 }
 
 void World::drain_deferred(ProcessId id, uint64_t incarnation) {

@@ -22,14 +22,18 @@ TEST(Random, SameSeedSameSequence) {
 }
 
 // Pinned values: a change here changes every seeded run, so it must be
-// deliberate. (xoshiro256** seeded from splitmix64 of the key.)
+// deliberate. The first three match the reference xoshiro256** seeded from
+// splitmix64(0); the rest pin our own fork, range reduction and exponential.
 TEST(Random, SequenceIsPinned) {
   Rng r(0);
-  const std::array<uint64_t, 3> first = {r.next_u64(), r.next_u64(), r.next_u64()};
-  Rng again(0);
-  EXPECT_EQ(again.next_u64(), first[0]);
-  // splitmix64(0) is a well-known constant: the first seeding word.
-  EXPECT_EQ(mix64(0), 0xe220a8397b1dcdafULL);
+  EXPECT_EQ(r.next_u64(), 0x99ec5f36cb75f2b4ULL);
+  EXPECT_EQ(r.next_u64(), 0xbf6e1f784956452aULL);
+  EXPECT_EQ(r.next_u64(), 0x1a5f849d4933e6e0ULL);
+  EXPECT_EQ(Rng(42).fork("network").next_u64(), 0xab6e106dfcd0d41fULL);
+  Rng u(7);
+  EXPECT_EQ(u.uniform(0, 1'000'000), 700'577);
+  EXPECT_EQ(u.exponential(Duration::millis(10)).us(), 3'268);
+  EXPECT_EQ(mix64(0), 0xe220a8397b1dcdafULL);  // splitmix64's first output for seed 0
   EXPECT_EQ(hash_name(""), 0xcbf29ce484222325ULL);
   EXPECT_EQ(hash_name("a"), 0xaf63dc4c8601ec8cULL);
 }
