@@ -2,17 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "model/overloaded.h"
+
 #include "sim/assert.h"
 
 namespace zk {
 namespace {
 
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
+using model::Overloaded;
 
 std::string name_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 

@@ -4,17 +4,14 @@
 
 #include <fmt/format.h>
 
+#include "model/overloaded.h"
+
 #include "sim/assert.h"
 
 namespace zk {
 namespace {
 
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
+using model::Overloaded;
 
 // FastLeaderElection: finalizeWait and maxNotificationInterval.
 constexpr sim::Duration kFinalizeWait = sim::Duration::millis(200);

@@ -97,6 +97,19 @@ void heal_everything(Ensemble& e) {
   }
 }
 
+// Creates /w, under which the workload writes; false if the ensemble never
+// came up to take it.
+bool create_parent(Ensemble& e) {
+  ClientProcess* setup = e.add_client("setup");
+  e.run_until([&] { return setup->client().state() == SessionState::connected; }, Duration::seconds(20));
+  if (setup->client().state() != SessionState::connected) return false;
+  auto made = std::make_shared<std::optional<Error>>();
+  setup->client().create("/w", "", CreateMode::persistent,
+                         [made](Error err, const std::string&) { *made = err; });
+  e.run_until([&] { return made->has_value(); }, Duration::seconds(20));
+  return *made == Error::ok;
+}
+
 int pick_size(uint64_t n) {
   static const int sizes[] = {1, 2, 3, 5};
   return sizes[n % 4];
@@ -109,13 +122,7 @@ RC_GTEST_PROP(ZkProperty, SafeAndDurableUnderKillsPausesAndPartitions, (uint64_t
   Ensemble e(EnsembleOptions{.servers = pick_size(shape), .seed = seed});
   EnsembleChecker checker(e);
   e.start();
-  ClientProcess* setup = e.add_client("setup");
-  e.run_until([&] { return setup->client().state() == SessionState::connected; }, Duration::seconds(20));
-  RC_PRE(setup->client().state() == SessionState::connected);
-  std::optional<Error> made;
-  setup->client().create("/w", "", CreateMode::persistent, [&](Error err, const std::string&) { made = err; });
-  e.run_until([&] { return made.has_value(); }, Duration::seconds(20));
-  RC_PRE(made == Error::ok);
+  RC_PRE(create_parent(e));
 
   Workload w(e.add_client("writer", 6000));
   w.tick(e);
@@ -145,12 +152,7 @@ RC_GTEST_PROP(ZkProperty, PowerLossOfAMinorityLosesNothingAcknowledged, (uint64_
   Ensemble e(EnsembleOptions{.servers = 3, .seed = seed});
   EnsembleChecker checker(e);
   e.start();
-  ClientProcess* setup = e.add_client("setup");
-  e.run_until([&] { return setup->client().state() == SessionState::connected; }, Duration::seconds(20));
-  std::optional<Error> made;
-  setup->client().create("/w", "", CreateMode::persistent, [&](Error err, const std::string&) { made = err; });
-  e.run_until([&] { return made.has_value(); }, Duration::seconds(20));
-  RC_PRE(made == Error::ok);
+  RC_PRE(create_parent(e));
   Workload w(e.add_client("writer", 6000));
   w.tick(e);
   sim::Rng rng = e.world().rng("schedule");
