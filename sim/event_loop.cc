@@ -144,13 +144,19 @@ void EventLoop::run_entry(const Entry& e) {
                              run ? std::optional<uint64_t>(run->seed) : std::nullopt, now_);
   }
   now_ = t;
-  // Take the callback out before running it: it may schedule or cancel other
-  // events, and cancelling itself must report that it is no longer pending.
+  // Run the callback where it lies: slots live in stable chunks, so events it
+  // schedules cannot move it, and its slot is freed only afterwards (so it is
+  // not reused meanwhile). Clearing the sequence first makes a cancel of the
+  // running event report that it is no longer pending.
   Slot& s = slot(e.slot);
-  Callback fn = std::move(s.fn);
-  free_slot(e.slot);
+  s.seq = 0;
   --live_;
-  fn();
+  struct Release {
+    EventLoop* loop;
+    uint32_t index;
+    ~Release() { loop->free_slot(index); }
+  } release{this, e.slot};
+  s.fn();
   if (after_event_) after_event_();
 }
 
