@@ -1,0 +1,1551 @@
+#include "model/kafka/broker.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "model/kafka/assignment.h"
+#include "model/kafka/znodes.h"
+#include "sim/assert.h"
+
+namespace kafka {
+
+namespace {
+
+bool contains(const std::vector<BrokerId>& v, BrokerId b) {
+  return std::find(v.begin(), v.end(), b) != v.end();
+}
+
+std::string join_ids(const std::vector<BrokerId>& v) {
+  std::string s;
+  for (BrokerId b : v) s += (s.empty() ? "" : ",") + std::to_string(b);
+  return s;
+}
+
+const std::string kOffsetsTopic = "__consumer_offsets";
+const sim::Duration kZkRetryDelay = sim::Duration::millis(200);
+// ReplicaManager: ISR changes are propagated every 2.5 s once none has
+// happened for 5 s, or at least every 60 s.
+const sim::Duration kIsrPropagationInterval = sim::Duration::millis(2500);
+constexpr int64_t kIsrChangeQuietMs = 5000;
+constexpr int64_t kIsrPropagationMaxDelayMs = 60000;
+// LogManager.InitialTaskDelayMs.
+const sim::Duration kInitialTaskDelay = sim::Duration::seconds(30);
+// ProducerIdManager claims blocks of this many ids.
+constexpr int64_t kProducerIdBlockSize = 1000;
+
+// java.lang.String.hashCode over the bytes of an ASCII group id, then
+// Kafka's Utils.abs (x & 0x7fffffff).
+int32_t group_partition(const std::string& key, int32_t partitions) {
+  uint32_t h = 0;
+  for (unsigned char c : key) h = 31 * h + c;
+  return static_cast<int32_t>((h & 0x7fffffffu) % static_cast<uint32_t>(partitions));
+}
+
+bool valid_topic_name(const std::string& t) {
+  if (t.empty() || t.size() > 249 || t == "." || t == "..") return false;
+  return std::all_of(t.begin(), t.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '_' || c == '-';
+  });
+}
+
+}  // namespace
+
+// Forwards one ZooKeeper session's events, so that a late event from an
+// expired session is told apart from the current one's.
+class Broker::ZkListener final : public zk::ClientListener {
+ public:
+  ZkListener(Broker& b, uint64_t generation) : broker_(b), generation_(generation) {}
+  void on_session_state(zk::SessionState s) override { broker_.on_session_state(generation_, s); }
+  void on_watch(const zk::WatchEvent& e) override { broker_.on_watch(generation_, e); }
+
+ private:
+  Broker& broker_;
+  uint64_t generation_;
+};
+
+Broker::Broker(BrokerConfig config) : config_(std::move(config)) {}
+Broker::~Broker() = default;
+
+sim::ProcessFactory broker_factory(BrokerConfig config) {
+  return [config] { return std::make_unique<Broker>(config); };
+}
+
+// --- start ------------------------------------------------------------------------------
+
+void Broker::on_start() {
+  chroot_ = zk::parse_connect_string(config_.zookeeper_connect, "broker", "zookeeper.connect").chroot;
+  fetch_client_ = std::make_unique<NetworkClient>(
+      ctx(), NetworkClient::Options{config_.replica_socket_timeout_ms, 1});
+  shutdown_client_ = std::make_unique<NetworkClient>(
+      ctx(), NetworkClient::Options{config_.request_timeout_ms, 1});
+  ctx().trace("broker_starting", {{"broker", config_.broker_id},
+                                  {"version", to_string(config_.version)}});
+  load_logs();
+  std::set<uint16_t> ports;
+  for (const Listener& l : config_.listeners) ports.insert(l.port);
+  for (uint16_t port : ports) ctx().listen(port);
+  new_zk_session();
+  schedule_tasks();
+}
+
+void Broker::load_logs() {
+  for (const std::string& dir : config_.log_dirs) {
+    const std::string prefix = dir + "/";
+    std::set<std::string> partition_dirs;
+    for (const std::string& path : ctx().disk().list(prefix)) {
+      const std::string rest = path.substr(prefix.size());
+      const size_t slash = rest.find('/');
+      if (slash != std::string::npos) partition_dirs.insert(rest.substr(0, slash));
+    }
+    for (const std::string& name : partition_dirs) {
+      const size_t dash = name.rfind('-');
+      if (dash == std::string::npos || dash == 0 || dash + 1 == name.size()) continue;
+      const std::string digits = name.substr(dash + 1);
+      if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+          digits.size() > 9) {
+        continue;
+      }
+      TopicPartition tp{name.substr(0, dash), static_cast<int32_t>(std::stol(digits))};
+      auto log = std::make_unique<PartitionLog>(ctx(), prefix + name, config_.log);
+      const PartitionLog::LoadResult r = log->load();
+      ctx().trace("log_loaded", {{"partition", to_string(tp)},
+                                 {"log_start", log->log_start().value},
+                                 {"log_end", log->log_end().value},
+                                 {"truncated", r.truncated_records}});
+      loaded_logs_[tp] = std::move(log);
+    }
+    // replication-offset-checkpoint: version, count, then "topic partition offset".
+    if (const sim::File* f = ctx().disk().find(prefix + "replication-offset-checkpoint")) {
+      const auto& records = f->records();
+      for (size_t i = 2; i < records.size(); ++i) {
+        if (!records[i].intact) break;
+        const std::string& line = records[i].data;
+        const size_t a = line.find(' ');
+        const size_t b = line.rfind(' ');
+        if (a == std::string::npos || a == b) continue;
+        try {
+          checkpointed_hw_[line.substr(0, a) + "-" + line.substr(a + 1, b - a - 1)] =
+              Offset{std::stoll(line.substr(b + 1))};
+        } catch (const std::exception&) {
+          continue;
+        }
+      }
+    }
+  }
+}
+
+void Broker::schedule_tasks() {
+  // A periodic task; it keeps rescheduling itself for the life of the process.
+  auto every = std::make_shared<std::function<void(sim::Duration, sim::Duration, std::function<void()>)>>();
+  *every = [this, weak = std::weak_ptr(every)](sim::Duration first, sim::Duration period,
+                                               std::function<void()> fn) {
+    ctx().after(first, [this, weak, period, fn] {
+      fn();
+      if (auto self = weak.lock()) (*self)(period, period, fn);
+    });
+  };
+  tasks_ = every;
+  const sim::Duration isr_check = sim::Duration::millis(std::max<int64_t>(1, config_.replica_lag_time_max_ms / 2));
+  (*every)(isr_check, isr_check, [this] { shrink_isrs(); });
+  (*every)(kIsrPropagationInterval, kIsrPropagationInterval, [this] { propagate_isr_changes(); });
+  const sim::Duration hw = sim::Duration::millis(config_.replica_high_watermark_checkpoint_interval_ms);
+  (*every)(hw, hw, [this] { checkpoint_high_watermarks(); });
+  const sim::Duration retention = sim::Duration::millis(config_.log_retention_check_interval_ms);
+  (*every)(kInitialTaskDelay, retention, [this] { retention_check(); });
+  int64_t flush_ms = config_.log_flush_scheduler_interval_ms;
+  if (flush_ms == INT64_MAX) flush_ms = config_.log.flush_interval_ms;
+  if (flush_ms != INT64_MAX) {
+    const sim::Duration flush = sim::Duration::millis(std::max<int64_t>(1, flush_ms));
+    (*every)(kInitialTaskDelay, flush, [this] { flush_check(); });
+  }
+}
+
+// --- ZooKeeper session, registration and controller election ------------------------
+
+void Broker::new_zk_session() {
+  if (zk_) old_zk_.push_back(std::move(zk_));
+  ++zk_generation_;
+  zk_ready_ = false;
+  registered_ = false;
+  zk_listeners_.push_back(std::make_unique<ZkListener>(*this, zk_generation_));
+  zk::ClientConfig c{{config_.zookeeper_connect}, config_.zookeeper_session_timeout_ms};
+  zk_ = std::make_unique<zk::Client>(ctx(), c, *zk_listeners_.back());
+  zk_->start();
+}
+
+void Broker::on_session_state(uint64_t generation, zk::SessionState state) {
+  if (generation != zk_generation_) return;
+  ctx().trace("zk_session", {{"state", zk::to_string(state)}});
+  switch (state) {
+    case zk::SessionState::connected:
+      if (!zk_ready_) {
+        zk_ready_ = true;
+        create_top_level_paths(0);
+      }
+      break;
+    case zk::SessionState::expired:
+      // KafkaZkClient's session-expiration handlers: the controller resigns,
+      // a new session is made, the broker registers again and re-elects.
+      resign("zookeeper session expired");
+      if (!shutting_down_) new_zk_session();
+      break;
+    case zk::SessionState::connecting:
+    case zk::SessionState::closed:
+      break;
+  }
+}
+
+void Broker::create_top_level_paths(size_t i) {
+  std::vector<std::string> paths;
+  if (!chroot_.empty()) {
+    // KafkaServer creates the chroot path itself if it is missing.
+    for (size_t pos = chroot_.find('/', 1);; pos = chroot_.find('/', pos + 1)) {
+      paths.push_back(chroot_.substr(0, pos));
+      if (pos == std::string::npos) break;
+    }
+  }
+  for (const std::string& p : znodes::top_level_paths()) paths.push_back(zk_path(p));
+  if (i >= paths.size()) {
+    register_broker();
+    return;
+  }
+  const uint64_t generation = zk_generation_;
+  zk_->create(paths[i], "", zk::CreateMode::persistent,
+              [this, i, generation](zk::Error e, const std::string&) {
+                if (generation != zk_generation_) return;
+                if (e == zk::Error::connection_loss) {
+                  ctx().after(kZkRetryDelay, [this, i, generation] {
+                    if (generation == zk_generation_) create_top_level_paths(i);
+                  });
+                  return;
+                }
+                if (e == zk::Error::session_expired) return;
+                create_top_level_paths(i + 1);
+              });
+}
+
+void Broker::register_broker() {
+  znodes::BrokerRegistration reg;
+  reg.id = config_.broker_id;
+  reg.timestamp_ms = ctx().now().us() / 1000;
+  for (const Listener& l : config_.advertised_listeners) {
+    Endpoint e{l.name, l.host, l.port};
+    if (e.host.empty() || e.host == "0.0.0.0") e.host = ctx().address();
+    reg.endpoints.push_back(e);
+  }
+  const uint64_t generation = zk_generation_;
+  const std::string path = zk_path(znodes::broker_path(config_.broker_id));
+  zk_->create(path, znodes::encode_broker(reg), zk::CreateMode::ephemeral,
+              [this, path, generation](zk::Error e, const std::string&) {
+                if (generation != zk_generation_) return;
+                if (e == zk::Error::connection_loss) {
+                  ctx().after(kZkRetryDelay, [this, generation] {
+                    if (generation == zk_generation_) register_broker();
+                  });
+                  return;
+                }
+                if (e != zk::Error::ok && e != zk::Error::node_exists) return;
+                zk_->exists(path, false, [this, e, generation](zk::Error e2,
+                                                               const std::optional<zk::Stat>& stat) {
+                  if (generation != zk_generation_) return;
+                  if (e2 != zk::Error::ok || !stat) {
+                    ctx().after(kZkRetryDelay, [this, generation] {
+                      if (generation == zk_generation_) register_broker();
+                    });
+                    return;
+                  }
+                  if (e == zk::Error::node_exists && stat->ephemeral_owner != zk_->session().value) {
+                    // KafkaZkClient.CheckedEphemeral: the node belongs to an
+                    // older session (a crash less than a session timeout
+                    // ago): "Fatal error during KafkaServer startup".
+                    ctx().trace("registration_failed",
+                                {{"broker", config_.broker_id},
+                                 {"owner", stat->ephemeral_owner},
+                                 {"session", zk_->session().value}});
+                    shutting_down_ = true;
+                    ctx().exit();
+                    return;
+                  }
+                  registered_ = true;
+                  broker_epoch_ = static_cast<int64_t>(stat->czxid.value);
+                  ctx().trace("broker_registered",
+                              {{"broker", config_.broker_id}, {"broker_epoch", broker_epoch_}});
+                  elect_controller();
+                });
+              });
+}
+
+void Broker::elect_controller() {
+  if (!registered_ || shutting_down_) return;
+  const uint64_t generation = zk_generation_;
+  // exists() with a watch: we hear when /controller appears or goes.
+  zk_->exists(zk_path(znodes::kController), true,
+              [this, generation](zk::Error e, const std::optional<zk::Stat>& stat) {
+                if (generation != zk_generation_) return;
+                if (e == zk::Error::connection_loss) {
+                  ctx().after(kZkRetryDelay, [this, generation] {
+                    if (generation == zk_generation_) elect_controller();
+                  });
+                  return;
+                }
+                if (e != zk::Error::ok && e != zk::Error::no_node) return;
+                if (e == zk::Error::ok && stat) {
+                  watch_controller();
+                  return;
+                }
+                // Read the epoch, then create /controller and bump the epoch in
+                // one multi (KafkaZkClient.registerControllerAndIncrementControllerEpoch).
+                zk_->get_data(zk_path(znodes::kControllerEpoch), false,
+                              [this, generation](zk::Error e, const std::string& data,
+                                                 const std::optional<zk::Stat>& stat) {
+                                if (generation != zk_generation_) return;
+                                if (e == zk::Error::no_node) {
+                                  zk_->create(zk_path(znodes::kControllerEpoch), "0",
+                                              zk::CreateMode::persistent,
+                                              [this, generation](zk::Error, const std::string&) {
+                                                if (generation == zk_generation_) elect_controller();
+                                              });
+                                  return;
+                                }
+                                if (e != zk::Error::ok || !stat) {
+                                  ctx().after(kZkRetryDelay, [this, generation] {
+                                    if (generation == zk_generation_) elect_controller();
+                                  });
+                                  return;
+                                }
+                                const ControllerEpoch current =
+                                    znodes::decode_controller_epoch(data).value_or(ControllerEpoch{0});
+                                const ControllerEpoch next{current.value + 1};
+                                const int32_t version = stat->version;
+                                std::vector<zk::WriteOp> ops{
+                                    zk::CreateOp{zk_path(znodes::kController),
+                                                 znodes::encode_controller(config_.broker_id,
+                                                                           ctx().now().us() / 1000),
+                                                 zk::CreateMode::ephemeral},
+                                    zk::SetDataOp{zk_path(znodes::kControllerEpoch),
+                                                  std::to_string(next.value), version}};
+                                zk_->multi(std::move(ops), [this, generation, next, version](
+                                                               zk::Error e, const std::vector<zk::Error>&) {
+                                  if (generation != zk_generation_) return;
+                                  if (e == zk::Error::ok) {
+                                    become_controller(next, version + 1);
+                                    return;
+                                  }
+                                  if (e == zk::Error::session_expired) return;
+                                  // Someone else won (or bumped the epoch first).
+                                  elect_controller();
+                                });
+                              });
+              });
+}
+
+void Broker::watch_controller() {
+  const uint64_t generation = zk_generation_;
+  zk_->get_data(zk_path(znodes::kController), false,
+                [this, generation](zk::Error e, const std::string& data, const std::optional<zk::Stat>&) {
+                  if (generation != zk_generation_) return;
+                  if (e == zk::Error::no_node) {
+                    elect_controller();
+                    return;
+                  }
+                  if (e != zk::Error::ok) return;
+                  const BrokerId id = znodes::decode_controller(data).value_or(kNoBroker);
+                  if (id != config_.broker_id && is_controller()) resign("another broker is controller");
+                });
+}
+
+void Broker::become_controller(ControllerEpoch epoch, int32_t epoch_version) {
+  ctx().trace("controller_elected", {{"broker", config_.broker_id}, {"epoch", epoch.value}});
+  Controller::Environment env;
+  env.ctx = &ctx();
+  env.zk = zk_.get();
+  env.chroot = chroot_;
+  env.config = &config_;
+  env.resign = [this](const std::string& why) { resign(why); };
+  if (controller_) old_controllers_.push_back(std::move(controller_));
+  controller_ = std::make_unique<Controller>(std::move(env), epoch, epoch_version);
+  controller_->start();
+}
+
+void Broker::resign(const std::string& why) {
+  if (!controller_) return;
+  const bool was_active = controller_->active();
+  controller_->stop();
+  if (was_active) {
+    ctx().trace("controller_resigned",
+                {{"epoch", controller_->epoch().value}, {"why", why}});
+  }
+  old_controllers_.push_back(std::move(controller_));
+}
+
+void Broker::on_watch(uint64_t generation, const zk::WatchEvent& event) {
+  if (generation != zk_generation_) return;
+  std::string path = event.path;
+  if (!chroot_.empty()) {
+    if (path.compare(0, chroot_.size(), chroot_) != 0) return;
+    path = path.substr(chroot_.size());
+    if (path.empty()) path = "/";
+  }
+  if (path == znodes::kController) {
+    if (event.type == zk::EventType::node_deleted) {
+      elect_controller();
+    } else {
+      // Re-arm the watch and look at who it is now.
+      zk_->exists(zk_path(znodes::kController), true, [](zk::Error, const std::optional<zk::Stat>&) {});
+      watch_controller();
+    }
+    return;
+  }
+  if (controller_ && controller_->active()) controller_->on_watch(zk::WatchEvent{event.type, path});
+}
+
+// --- sockets ---------------------------------------------------------------------------
+
+void Broker::on_accept(sim::SocketId socket, uint16_t) { connections_[socket] = ServerConnection{}; }
+
+void Broker::on_connected(sim::SocketId s) {
+  if (zk_ && zk_->on_connected(s)) return;
+  if (controller_ && controller_->channel().on_connected(s)) return;
+  if (fetch_client_->on_connected(s)) return;
+  shutdown_client_->on_connected(s);
+}
+
+void Broker::on_connect_failed(sim::SocketId s, sim::ConnectError e) {
+  if (zk_ && zk_->on_connect_failed(s, e)) return;
+  for (auto& old : old_zk_) {
+    if (old->on_connect_failed(s, e)) return;
+  }
+  if (controller_ && controller_->channel().on_connect_failed(s, e)) return;
+  if (fetch_client_->on_connect_failed(s, e)) return;
+  shutdown_client_->on_connect_failed(s, e);
+}
+
+void Broker::on_message(sim::SocketId s, const sim::Payload& p) {
+  if (zk_ && zk_->on_message(s, p)) return;
+  for (auto& old : old_zk_) {
+    if (old->on_message(s, p)) return;
+  }
+  if (controller_ && controller_->channel().on_message(s, p)) return;
+  if (fetch_client_->on_message(s, p)) return;
+  if (shutdown_client_->on_message(s, p)) return;
+  const auto* frame = std::any_cast<RequestFrame>(&p);
+  auto it = connections_.find(s);
+  if (frame == nullptr || it == connections_.end()) return;
+  it->second.pending.push_back(*frame);
+  if (!it->second.busy) dispatch(s);
+}
+
+void Broker::on_closed(sim::SocketId s, sim::CloseReason r) {
+  if (zk_ && zk_->on_closed(s, r)) return;
+  for (auto& old : old_zk_) {
+    if (old->on_closed(s, r)) return;
+  }
+  if (controller_ && controller_->channel().on_closed(s, r)) return;
+  if (fetch_client_->on_closed(s, r)) return;
+  if (shutdown_client_->on_closed(s, r)) return;
+  connections_.erase(s);
+}
+
+void Broker::dispatch(sim::SocketId socket) {
+  auto it = connections_.find(socket);
+  if (it == connections_.end() || it->second.busy || it->second.pending.empty()) return;
+  RequestFrame frame = std::move(it->second.pending.front());
+  it->second.pending.pop_front();
+  it->second.busy = true;
+  const int32_t id = frame.correlation_id;
+  const auto* produce = std::get_if<ProduceRequest>(&frame.body);
+  const bool answer = produce == nullptr || produce->acks != 0;
+  auto replied = std::make_shared<bool>(false);
+  handle(frame.body, [this, socket, id, answer, replied](Response response) {
+    if (*replied) return;
+    *replied = true;
+    if (answer) {
+      respond(socket, id, std::move(response));
+    } else {
+      // acks=0: the client expects no answer; the channel is unmuted.
+      auto c = connections_.find(socket);
+      if (c == connections_.end()) return;
+      c->second.busy = false;
+      dispatch(socket);
+    }
+  });
+}
+
+void Broker::respond(sim::SocketId socket, int32_t correlation_id, Response response) {
+  auto it = connections_.find(socket);
+  if (it == connections_.end()) return;  // the client went away meanwhile
+  if (ctx().is_open(socket)) ctx().send(socket, ResponseFrame{correlation_id, std::move(response)});
+  it->second.busy = false;
+  dispatch(socket);
+}
+
+void Broker::handle(const Request& request, Reply reply) {
+  std::visit(
+      [&](const auto& r) {
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<T, LeaderAndIsrRequest>) {
+          handle_leader_and_isr(r, std::move(reply));
+        } else if constexpr (std::is_same_v<T, UpdateMetadataRequest>) {
+          handle_update_metadata(r, std::move(reply));
+        } else if constexpr (std::is_same_v<T, StopReplicaRequest>) {
+          handle_stop_replica(r, std::move(reply));
+        } else if constexpr (std::is_same_v<T, ControlledShutdownRequest>) {
+          if (!is_controller()) {
+            reply(ControlledShutdownResponse{ErrorCode::not_controller, {}});
+            return;
+          }
+          controller_->controlled_shutdown(r.broker_id, r.broker_epoch,
+                                           [reply](ControlledShutdownResponse resp) { reply(resp); });
+        } else if constexpr (std::is_same_v<T, FetchRequest>) {
+          handle_fetch(r, std::move(reply));
+        } else if constexpr (std::is_same_v<T, OffsetsForLeaderEpochRequest>) {
+          handle_offsets_for_leader_epoch(r, std::move(reply));
+        } else if constexpr (std::is_same_v<T, ProduceRequest>) {
+          handle_produce(r, std::move(reply));
+        } else if constexpr (std::is_same_v<T, MetadataRequest>) {
+          handle_metadata(r, std::move(reply));
+        } else if constexpr (std::is_same_v<T, ListOffsetsRequest>) {
+          handle_list_offsets(r, std::move(reply));
+        } else if constexpr (std::is_same_v<T, CreateTopicsRequest>) {
+          handle_create_topics(r, std::move(reply));
+        } else if constexpr (std::is_same_v<T, FindCoordinatorRequest>) {
+          handle_find_coordinator(r, std::move(reply));
+        } else if constexpr (std::is_same_v<T, InitProducerIdRequest>) {
+          handle_init_producer_id(r, std::move(reply));
+        }
+      },
+      request);
+}
+
+// --- controller requests --------------------------------------------------------------
+
+void Broker::handle_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply) {
+  if (r.controller_epoch < controller_epoch_) {
+    ctx().trace("stale_controller_request", {{"api", "LeaderAndIsr"},
+                                             {"epoch", r.controller_epoch.value},
+                                             {"seen", controller_epoch_.value}});
+    reply(LeaderAndIsrResponse{ErrorCode::stale_controller_epoch, {}});
+    return;
+  }
+  controller_epoch_ = r.controller_epoch;
+  // A new log needs its topic's overrides (/config/topics/<t>) first.
+  std::set<std::string> missing;
+  for (const PartitionState& s : r.partitions) {
+    if (contains(s.replicas, config_.broker_id) && find_partition(s.tp) == nullptr &&
+        topic_configs_.count(s.tp.topic) == 0) {
+      missing.insert(s.tp.topic);
+    }
+  }
+  if (missing.empty()) {
+    apply_leader_and_isr(r, std::move(reply));
+    return;
+  }
+  auto left = std::make_shared<size_t>(missing.size());
+  auto request = std::make_shared<LeaderAndIsrRequest>(r);
+  auto shared_reply = std::make_shared<Reply>(std::move(reply));
+  auto fetch = std::make_shared<std::function<void(std::string)>>();
+  *fetch = [this, left, request, shared_reply, weak = std::weak_ptr(fetch)](std::string topic) {
+    const uint64_t generation = zk_generation_;
+    zk_->get_data(zk_path(znodes::topic_config_path(topic)), false,
+                  [this, topic, left, request, shared_reply, weak, generation](
+                      zk::Error e, const std::string& data, const std::optional<zk::Stat>&) {
+                    if (e == zk::Error::connection_loss && generation == zk_generation_) {
+                      ctx().after(kZkRetryDelay, [weak, topic] {
+                        if (auto f = weak.lock()) (*f)(topic);
+                      });
+                      return;
+                    }
+                    std::map<std::string, std::string> config;
+                    if (e == zk::Error::ok) config = znodes::decode_topic_config(data).value_or(config);
+                    topic_configs_[topic] = config;
+                    if (--*left == 0) apply_leader_and_isr(*request, *shared_reply);
+                  });
+  };
+  fetches_.push_back(fetch);
+  for (const std::string& t : missing) (*fetch)(t);
+}
+
+void Broker::apply_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply) {
+  LeaderAndIsrResponse resp;
+  const int64_t now_ms = ctx().now().us() / 1000;
+  for (const PartitionState& s : r.partitions) {
+    if (!contains(s.replicas, config_.broker_id)) {
+      resp.partitions.emplace_back(s.tp, ErrorCode::unknown_topic_or_partition);
+      continue;
+    }
+    Partition* existing = find_partition(s.tp);
+    if (existing != nullptr && s.leader_epoch <= existing->leader_epoch()) {
+      // ReplicaManager.becomeLeaderOrFollower ignores a state that is not
+      // newer than what the partition has.
+      resp.partitions.emplace_back(s.tp, ErrorCode::stale_controller_epoch);
+      continue;
+    }
+    Partition& p = get_or_create_partition(s.tp, log_config_for(s.tp.topic));
+    if (s.leader == config_.broker_id) {
+      stop_fetching(s.tp);
+      p.make_leader(s, now_ms);
+      ctx().trace("become_leader", {{"partition", to_string(s.tp)},
+                                    {"leader_epoch", s.leader_epoch.value},
+                                    {"isr", join_ids(s.isr)},
+                                    {"log_end", p.log().log_end().value},
+                                    {"hw", p.high_watermark().value}});
+      on_partition_progress(s.tp);
+    } else {
+      p.make_follower(s);
+      ctx().trace("become_follower", {{"partition", to_string(s.tp)},
+                                      {"leader", s.leader},
+                                      {"leader_epoch", s.leader_epoch.value},
+                                      {"log_end", p.log().log_end().value}});
+      // Produce requests waiting here can no longer complete.
+      on_partition_progress(s.tp);
+      become_follower(p, r.live_leaders);
+    }
+    resp.partitions.emplace_back(s.tp, ErrorCode::none);
+  }
+  reply(resp);
+}
+
+void Broker::handle_update_metadata(const UpdateMetadataRequest& r, Reply reply) {
+  if (r.controller_epoch < controller_epoch_) {
+    ctx().trace("stale_controller_request", {{"api", "UpdateMetadata"},
+                                             {"epoch", r.controller_epoch.value},
+                                             {"seen", controller_epoch_.value}});
+    reply(UpdateMetadataResponse{ErrorCode::stale_controller_epoch});
+    return;
+  }
+  controller_epoch_ = r.controller_epoch;
+  metadata_.controller_id = r.controller_id;
+  metadata_.brokers.clear();
+  for (const LiveBroker& b : r.live_brokers) metadata_.brokers[b.id] = b.endpoint;
+  for (const PartitionState& s : r.partitions) metadata_.partitions[s.tp] = s;
+  reply(UpdateMetadataResponse{ErrorCode::none});
+}
+
+void Broker::handle_stop_replica(const StopReplicaRequest& r, Reply reply) {
+  if (r.controller_epoch < controller_epoch_) {
+    reply(StopReplicaResponse{ErrorCode::stale_controller_epoch});
+    return;
+  }
+  controller_epoch_ = r.controller_epoch;
+  for (const TopicPartition& tp : r.partitions) {
+    stop_fetching(tp);
+    ctx().trace("stop_replica", {{"partition", to_string(tp)}, {"delete", r.delete_partitions}});
+    if (r.delete_partitions) {
+      auto it = partitions_.find(tp);
+      if (it != partitions_.end()) {
+        const std::string dir = it->second->log().dir();
+        partitions_.erase(it);
+        for (const std::string& path : ctx().disk().list(dir + "/")) ctx().disk().remove(path);
+      }
+    }
+  }
+  reply(StopReplicaResponse{ErrorCode::none});
+}
+
+// --- the replica manager -----------------------------------------------------------------
+
+Partition* Broker::find_partition(const TopicPartition& tp) {
+  auto it = partitions_.find(tp);
+  return it == partitions_.end() ? nullptr : it->second.get();
+}
+
+const Partition* Broker::partition(const TopicPartition& tp) const {
+  auto it = partitions_.find(tp);
+  return it == partitions_.end() ? nullptr : it->second.get();
+}
+
+std::vector<TopicPartition> Broker::partitions() const {
+  std::vector<TopicPartition> out;
+  for (const auto& [tp, _] : partitions_) out.push_back(tp);
+  return out;
+}
+
+std::string Broker::partition_dir(const TopicPartition& tp) const {
+  // LogManager.nextLogDirs: the directory holding the fewest partitions.
+  std::map<std::string, size_t> count;
+  for (const std::string& d : config_.log_dirs) count[d] = 0;
+  for (const auto& [_, p] : partitions_) {
+    const std::string& dir = p->log().dir();
+    for (const std::string& d : config_.log_dirs) {
+      if (dir.compare(0, d.size() + 1, d + "/") == 0) ++count[d];
+    }
+  }
+  std::string best = config_.log_dirs.front();
+  for (const std::string& d : config_.log_dirs) {
+    if (count[d] < count[best]) best = d;
+  }
+  return fmt::format("{}/{}-{}", best, tp.topic, tp.partition);
+}
+
+LogConfig Broker::log_config_for(const std::string& topic) const {
+  auto it = topic_configs_.find(topic);
+  if (it == topic_configs_.end() || it->second.empty()) return config_.log;
+  try {
+    return apply_topic_overrides(config_.log,
+                                 model::from_map(it->second, znodes::topic_config_path(topic)));
+  } catch (const model::ConfigError& e) {
+    ctx().trace("bad_topic_config", {{"topic", topic}, {"error", e.what()}});
+    return config_.log;
+  }
+}
+
+Partition& Broker::get_or_create_partition(const TopicPartition& tp, const LogConfig& config) {
+  auto it = partitions_.find(tp);
+  if (it != partitions_.end()) {
+    it->second->log().set_config(config);
+    return *it->second;
+  }
+  std::unique_ptr<PartitionLog> log;
+  auto loaded = loaded_logs_.find(tp);
+  if (loaded != loaded_logs_.end()) {
+    log = std::move(loaded->second);
+    loaded_logs_.erase(loaded);
+    log->set_config(config);
+  } else {
+    log = std::make_unique<PartitionLog>(ctx(), partition_dir(tp), config);
+  }
+  auto p = std::make_unique<Partition>(tp, std::move(log), config_.broker_id);
+  auto hw = checkpointed_hw_.find(to_string(tp));
+  if (hw != checkpointed_hw_.end()) p->set_checkpointed_high_watermark(hw->second);
+  Partition& ref = *p;
+  partitions_[tp] = std::move(p);
+  return ref;
+}
+
+void Broker::become_follower(Partition& p, const std::vector<LiveBroker>& live_leaders) {
+  stop_fetching(p.tp());
+  const BrokerId leader = p.leader();
+  const auto it = std::find_if(live_leaders.begin(), live_leaders.end(),
+                               [leader](const LiveBroker& b) { return b.id == leader; });
+  if (leader == kNoBroker || it == live_leaders.end()) return;
+  if (config_.truncation == Truncation::high_watermark) {
+    // Before KIP-101 a new follower cut its log at its high watermark.
+    truncate_to_high_watermark(p);
+    p.needs_truncation = false;
+  }
+  add_to_fetcher(p.tp(), leader, it->endpoint);
+}
+
+void Broker::truncate(Partition& p, Offset to, const char* why) {
+  PartitionLog& log = p.log();
+  if (to >= log.log_end()) return;
+  const Offset from = log.log_end();
+  if (to < log.log_start()) {
+    log.truncate_fully_and_start_at(to);
+  } else {
+    log.truncate_to(to);
+  }
+  p.rebuild_producers();
+  p.set_follower_high_watermark(p.high_watermark());
+  ctx().trace("log_truncated", {{"partition", to_string(p.tp())},
+                                {"from", from.value},
+                                {"to", to.value},
+                                {"why", why}});
+}
+
+void Broker::truncate_to_high_watermark(Partition& p) {
+  truncate(p, p.high_watermark(), "high_watermark");
+}
+
+void Broker::on_partition_progress(const TopicPartition& tp) {
+  std::vector<uint64_t> produces, fetches;
+  for (const auto& [id, op] : delayed_produces_) {
+    if (op.required.count(tp) != 0) produces.push_back(id);
+  }
+  for (const auto& [id, op] : delayed_fetches_) {
+    for (const FetchPartition& fp : op.request.partitions) {
+      if (fp.tp == tp) {
+        fetches.push_back(id);
+        break;
+      }
+    }
+  }
+  for (uint64_t id : produces) try_complete_produce(id, false);
+  for (uint64_t id : fetches) try_complete_fetch(id, false);
+}
+
+void Broker::maybe_expand_isr(Partition& p) {
+  if (p.isr_write_in_flight) return;
+  if (auto r = p.follower_to_add()) {
+    std::vector<BrokerId> isr = p.isr();
+    isr.push_back(*r);
+    write_isr(p, std::move(isr), "expand");
+  }
+}
+
+void Broker::shrink_isrs() {
+  const int64_t now_ms = ctx().now().us() / 1000;
+  for (auto& [tp, p] : partitions_) {
+    if (!p->is_leader() || p->isr_write_in_flight) continue;
+    const std::vector<BrokerId> lagging = p->out_of_sync(now_ms, config_.replica_lag_time_max_ms);
+    if (lagging.empty()) continue;
+    std::vector<BrokerId> isr;
+    for (BrokerId r : p->isr()) {
+      if (!contains(lagging, r)) isr.push_back(r);
+    }
+    write_isr(*p, std::move(isr), "shrink");
+  }
+}
+
+void Broker::write_isr(Partition& p, std::vector<BrokerId> isr, const char* why) {
+  if (!zk_) return;
+  p.isr_write_in_flight = true;
+  znodes::LeaderAndIsr state{config_.broker_id, p.leader_epoch(), isr, p.controller_epoch()};
+  const TopicPartition tp = p.tp();
+  const LeaderEpoch epoch = p.leader_epoch();
+  const std::string old_isr = join_ids(p.isr());
+  zk_->set_data(zk_path(znodes::partition_state_path(tp)), znodes::encode_partition_state(state),
+                p.zk_version(),
+                [this, tp, epoch, isr, why, old_isr](zk::Error e, const std::optional<zk::Stat>& stat) {
+                  Partition* p = find_partition(tp);
+                  if (p == nullptr) return;
+                  p->isr_write_in_flight = false;
+                  if (!p->is_leader() || p->leader_epoch() != epoch) return;
+                  if (e != zk::Error::ok || !stat) {
+                    // Partition.updateIsr: a BADVERSION means the controller
+                    // changed the state; it will tell us with LeaderAndIsr.
+                    ctx().trace("isr_update_failed", {{"partition", to_string(tp)},
+                                                      {"error", zk::to_string(e)}});
+                    return;
+                  }
+                  p->set_isr(isr, stat->version);
+                  ctx().trace(std::string("isr_") + why, {{"partition", to_string(tp)},
+                                                           {"from", old_isr},
+                                                           {"to", join_ids(isr)},
+                                                           {"leader_epoch", epoch.value}});
+                  isr_changes_.insert(tp);
+                  last_isr_change_ms_ = ctx().now().us() / 1000;
+                  p->maybe_increment_high_watermark();
+                  on_partition_progress(tp);
+                });
+}
+
+void Broker::propagate_isr_changes() {
+  if (isr_changes_.empty() || !zk_ || !registered_) return;
+  const int64_t now_ms = ctx().now().us() / 1000;
+  if (now_ms - last_isr_change_ms_ <= kIsrChangeQuietMs &&
+      now_ms - last_isr_propagation_ms_ <= kIsrPropagationMaxDelayMs) {
+    return;
+  }
+  std::vector<TopicPartition> tps(isr_changes_.begin(), isr_changes_.end());
+  isr_changes_.clear();
+  last_isr_propagation_ms_ = now_ms;
+  zk_->create(zk_path(znodes::kIsrChangePrefix), znodes::encode_isr_change(tps),
+              zk::CreateMode::persistent_sequential, [](zk::Error, const std::string&) {});
+}
+
+void Broker::checkpoint_high_watermarks() {
+  for (const std::string& dir : config_.log_dirs) {
+    std::vector<std::string> lines;
+    for (const auto& [tp, p] : partitions_) {
+      if (p->log().dir().compare(0, dir.size() + 1, dir + "/") != 0) continue;
+      lines.push_back(fmt::format("{} {} {}", tp.topic, tp.partition, p->high_watermark().value));
+    }
+    std::vector<std::string> records{"0", std::to_string(lines.size())};
+    records.insert(records.end(), lines.begin(), lines.end());
+    const std::string path = dir + "/replication-offset-checkpoint";
+    sim::File& f = ctx().disk().open(path);
+    if (f.records().size() == records.size()) {
+      bool same = true;
+      for (size_t i = 0; i < records.size() && same; ++i) same = f.records()[i].data == records[i];
+      if (same) continue;
+    }
+    f.rewrite(records, ctx().now());
+    ctx().fsync(path, [] {});
+  }
+}
+
+void Broker::retention_check() {
+  const int64_t now_ms = ctx().now().us() / 1000;
+  for (auto& [tp, p] : partitions_) p->log().delete_expired_segments(now_ms);
+}
+
+void Broker::flush_check() {
+  const int64_t now_ms = ctx().now().us() / 1000;
+  for (auto& [tp, p] : partitions_) p->log().maybe_flush_by_time(now_ms);
+}
+
+// --- fetch ---------------------------------------------------------------------------------
+
+void Broker::handle_fetch(const FetchRequest& r, Reply reply) {
+  if (r.replica_id >= 0) {
+    const int64_t now_ms = ctx().now().us() / 1000;
+    for (const FetchPartition& fp : r.partitions) {
+      Partition* p = find_partition(fp.tp);
+      if (p == nullptr || !p->is_leader()) continue;
+      if (fp.current_leader_epoch.value >= 0 && fp.current_leader_epoch != p->leader_epoch()) continue;
+      if (fp.fetch_offset > p->log().log_end() || fp.fetch_offset < p->log().log_start()) continue;
+      p->update_follower(r.replica_id, fp.fetch_offset, now_ms);
+      maybe_expand_isr(*p);
+      if (p->maybe_increment_high_watermark()) on_partition_progress(fp.tp);
+    }
+  }
+  if (auto resp = read_for_fetch(r, r.max_wait_ms <= 0)) {
+    reply(std::move(*resp));
+    return;
+  }
+  const uint64_t id = next_delayed_id_++;
+  DelayedFetch op;
+  op.id = id;
+  op.request = r;
+  op.reply = std::move(reply);
+  op.timer = ctx().after(sim::Duration::millis(r.max_wait_ms), [this, id] { try_complete_fetch(id, true); });
+  delayed_fetches_.emplace(id, std::move(op));
+}
+
+std::optional<FetchResponse> Broker::read_for_fetch(const FetchRequest& r, bool final) {
+  FetchResponse resp;
+  int64_t bytes = 0;
+  bool any_error = false;
+  int64_t budget = r.max_bytes;
+  for (const FetchPartition& fp : r.partitions) {
+    FetchPartitionResponse pr;
+    pr.tp = fp.tp;
+    Partition* p = find_partition(fp.tp);
+    if (p == nullptr || !p->is_leader()) {
+      const bool known = metadata_.partitions.count(fp.tp) != 0;
+      pr.error = known ? ErrorCode::not_leader_for_partition : ErrorCode::unknown_topic_or_partition;
+    } else if (fp.current_leader_epoch.value >= 0 && fp.current_leader_epoch < p->leader_epoch()) {
+      pr.error = ErrorCode::fenced_leader_epoch;
+    } else if (fp.current_leader_epoch > p->leader_epoch()) {
+      pr.error = ErrorCode::unknown_leader_epoch;
+    } else {
+      const PartitionLog& log = p->log();
+      pr.high_watermark = p->high_watermark();
+      pr.log_start_offset = log.log_start();
+      pr.log_end_offset = log.log_end();
+      if (fp.fetch_offset < log.log_start() || fp.fetch_offset > log.log_end()) {
+        pr.error = ErrorCode::offset_out_of_range;
+      } else {
+        const Offset upto = r.replica_id >= 0 ? log.log_end() : p->high_watermark();
+        if (fp.fetch_offset < upto && budget > 0) {
+          pr.records = log.read(fp.fetch_offset, upto, budget);
+          for (const Record& rec : pr.records) {
+            bytes += rec.size;
+            budget -= rec.size;
+          }
+        }
+      }
+    }
+    any_error = any_error || pr.error != ErrorCode::none;
+    resp.partitions.push_back(std::move(pr));
+  }
+  if (!final && !any_error && bytes < r.min_bytes) return std::nullopt;
+  return resp;
+}
+
+void Broker::try_complete_fetch(uint64_t id, bool timed_out) {
+  auto it = delayed_fetches_.find(id);
+  if (it == delayed_fetches_.end()) return;
+  auto resp = read_for_fetch(it->second.request, timed_out);
+  if (!resp) return;
+  DelayedFetch op = std::move(it->second);
+  delayed_fetches_.erase(it);
+  ctx().cancel(op.timer);
+  op.reply(std::move(*resp));
+}
+
+void Broker::handle_offsets_for_leader_epoch(const OffsetsForLeaderEpochRequest& r, Reply reply) {
+  OffsetsForLeaderEpochResponse resp;
+  for (const EpochQuery& q : r.partitions) {
+    EpochEndOffset e;
+    e.tp = q.tp;
+    Partition* p = find_partition(q.tp);
+    if (p == nullptr || !p->is_leader()) {
+      e.error = ErrorCode::not_leader_for_partition;
+    } else if (q.current_leader_epoch.value >= 0 && q.current_leader_epoch < p->leader_epoch()) {
+      e.error = ErrorCode::fenced_leader_epoch;
+    } else if (q.current_leader_epoch > p->leader_epoch()) {
+      e.error = ErrorCode::unknown_leader_epoch;
+    } else if (auto answer = p->log().end_offset_for_epoch(q.leader_epoch)) {
+      e.leader_epoch = answer->first;
+      e.end_offset = answer->second;
+    }
+    resp.partitions.push_back(e);
+  }
+  reply(resp);
+}
+
+// --- produce -------------------------------------------------------------------------------
+
+void Broker::handle_produce(const ProduceRequest& r, Reply reply) {
+  ProduceResponse resp;
+  std::map<TopicPartition, Offset> required;
+  const int64_t now_ms = ctx().now().us() / 1000;
+  for (const ProduceBatch& b : r.batches) {
+    ProducePartitionResponse pr;
+    pr.tp = b.tp;
+    Partition* p = find_partition(b.tp);
+    if (p == nullptr || !p->is_leader()) {
+      const bool known = metadata_.partitions.count(b.tp) != 0;
+      pr.error = known ? ErrorCode::not_leader_for_partition : ErrorCode::unknown_topic_or_partition;
+    } else if (r.acks == -1 && static_cast<int32_t>(p->isr().size()) <
+                                   p->log().config().min_insync_replicas) {
+      pr.error = ErrorCode::not_enough_replicas;
+    } else if (b.records.empty()) {
+      pr.base_offset = p->log().log_end();
+    } else {
+      const int32_t count = static_cast<int32_t>(b.records.size());
+      Offset duplicate{-1};
+      SequenceCheck check = SequenceCheck::append;
+      if (b.producer_id != kNoProducerId) {
+        check = p->check_sequence(b.producer_id, b.producer_epoch, b.base_sequence,
+                                  b.base_sequence + count - 1, &duplicate);
+      }
+      switch (check) {
+        case SequenceCheck::duplicate:
+          pr.base_offset = duplicate;
+          required[b.tp] = duplicate + count;
+          ctx().trace("produce_duplicate", {{"partition", to_string(b.tp)},
+                                            {"producer_id", b.producer_id},
+                                            {"sequence", b.base_sequence}});
+          break;
+        case SequenceCheck::out_of_order:
+          pr.error = ErrorCode::out_of_order_sequence_number;
+          break;
+        case SequenceCheck::invalid_epoch:
+          pr.error = ErrorCode::invalid_producer_epoch;
+          break;
+        case SequenceCheck::append: {
+          std::vector<Record> records = b.records;
+          for (int32_t i = 0; i < count; ++i) {
+            records[static_cast<size_t>(i)].producer_id = b.producer_id;
+            records[static_cast<size_t>(i)].producer_epoch = b.producer_epoch;
+            records[static_cast<size_t>(i)].sequence =
+                b.producer_id == kNoProducerId ? -1 : b.base_sequence + i;
+          }
+          pr.base_offset = p->log().append_as_leader(std::move(records), p->leader_epoch(), now_ms);
+          p->record_producers(p->log().read(pr.base_offset, p->log().log_end(), INT64_MAX));
+          required[b.tp] = pr.base_offset + count;
+          p->maybe_increment_high_watermark();
+          break;
+        }
+      }
+    }
+    resp.partitions.push_back(pr);
+  }
+  for (const auto& [tp, _] : required) on_partition_progress(tp);
+  if (r.acks != -1 || required.empty()) {
+    reply(resp);
+    return;
+  }
+  const uint64_t id = next_delayed_id_++;
+  DelayedProduce op;
+  op.id = id;
+  op.results = std::move(resp.partitions);
+  op.required = std::move(required);
+  op.reply = std::move(reply);
+  op.timer = ctx().after(sim::Duration::millis(r.timeout_ms), [this, id] { try_complete_produce(id, true); });
+  delayed_produces_.emplace(id, std::move(op));
+  try_complete_produce(id, false);
+}
+
+void Broker::try_complete_produce(uint64_t id, bool timed_out) {
+  auto it = delayed_produces_.find(id);
+  if (it == delayed_produces_.end()) return;
+  DelayedProduce& op = it->second;
+  bool all_done = true;
+  for (ProducePartitionResponse& pr : op.results) {
+    auto req = op.required.find(pr.tp);
+    if (req == op.required.end()) continue;  // failed or done already
+    Partition* p = find_partition(pr.tp);
+    if (p == nullptr || !p->is_leader()) {
+      pr.error = ErrorCode::not_leader_for_partition;
+    } else if (p->high_watermark() >= req->second) {
+      // DelayedProduce: acknowledged once the high watermark passes the
+      // batch, but NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR is too small.
+      pr.error = static_cast<int32_t>(p->isr().size()) < p->log().config().min_insync_replicas
+                     ? ErrorCode::not_enough_replicas_after_append
+                     : ErrorCode::none;
+    } else if (timed_out) {
+      pr.error = ErrorCode::request_timed_out;
+    } else {
+      all_done = false;
+      continue;
+    }
+    op.required.erase(req);
+  }
+  if (!all_done) return;
+  DelayedProduce done = std::move(it->second);
+  delayed_produces_.erase(it);
+  ctx().cancel(done.timer);
+  done.reply(ProduceResponse{std::move(done.results)});
+}
+
+// --- metadata, offsets, topics, coordinators, producer ids -----------------------------------
+
+void Broker::handle_metadata(const MetadataRequest& r, Reply reply) {
+  MetadataResponse resp;
+  resp.controller_id = metadata_.controller_id;
+  for (const auto& [id, ep] : metadata_.brokers) resp.brokers.push_back({id, ep.host, ep.port});
+  std::vector<std::string> topics;
+  if (r.topics) {
+    topics = *r.topics;
+  } else {
+    for (const auto& [tp, _] : metadata_.partitions) {
+      if (topics.empty() || topics.back() != tp.topic) topics.push_back(tp.topic);
+    }
+  }
+  for (const std::string& t : topics) {
+    TopicMetadata tm;
+    tm.name = t;
+    tm.internal = t == kOffsetsTopic;
+    for (auto it = metadata_.partitions.lower_bound({t, 0});
+         it != metadata_.partitions.end() && it->first.topic == t; ++it) {
+      const PartitionState& s = it->second;
+      PartitionMetadata pm;
+      pm.partition = s.tp.partition;
+      pm.leader = metadata_.brokers.count(s.leader) != 0 ? s.leader : kNoBroker;
+      pm.leader_epoch = s.leader_epoch;
+      pm.replicas = s.replicas;
+      pm.isr = s.isr;
+      for (BrokerId b : s.replicas) {
+        if (metadata_.brokers.count(b) == 0) pm.offline_replicas.push_back(b);
+      }
+      pm.error = pm.leader == kNoBroker ? ErrorCode::leader_not_available : ErrorCode::none;
+      tm.partitions.push_back(pm);
+    }
+    if (tm.partitions.empty()) {
+      if (r.allow_auto_topic_creation && config_.auto_create_topics_enable && !tm.internal &&
+          valid_topic_name(t)) {
+        // KafkaApis: start creating it, answer LEADER_NOT_AVAILABLE for now.
+        create_topic(NewTopic{t, -1, -1, {}, {}}, [](ErrorCode, std::string) {});
+        tm.error = ErrorCode::leader_not_available;
+      } else {
+        tm.error = ErrorCode::unknown_topic_or_partition;
+      }
+    }
+    resp.topics.push_back(std::move(tm));
+  }
+  reply(std::move(resp));
+}
+
+void Broker::handle_list_offsets(const ListOffsetsRequest& r, Reply reply) {
+  ListOffsetsResponse resp;
+  for (const ListOffsetsPartition& q : r.partitions) {
+    ListOffsetsPartitionResponse pr;
+    pr.tp = q.tp;
+    Partition* p = find_partition(q.tp);
+    if (p == nullptr || !p->is_leader()) {
+      pr.error = metadata_.partitions.count(q.tp) != 0 ? ErrorCode::not_leader_for_partition
+                                                        : ErrorCode::unknown_topic_or_partition;
+    } else if (q.timestamp == kEarliestTimestamp) {
+      pr.offset = p->log().log_start();
+    } else {
+      pr.offset = r.replica_id >= 0 ? p->log().log_end() : p->high_watermark();
+    }
+    resp.partitions.push_back(pr);
+  }
+  reply(resp);
+}
+
+void Broker::create_topic(const NewTopic& topic, std::function<void(ErrorCode, std::string)> done) {
+  if (!valid_topic_name(topic.name)) {
+    done(ErrorCode::unknown_server_error, fmt::format("invalid topic name '{}'", topic.name));
+    return;
+  }
+  znodes::Assignment assignment;
+  if (!topic.assignment.empty()) {
+    assignment = topic.assignment;
+  } else {
+    const int32_t partitions = topic.num_partitions > 0 ? topic.num_partitions : config_.num_partitions;
+    const int32_t rf = topic.replication_factor > 0 ? topic.replication_factor
+                                                    : config_.default_replication_factor;
+    std::vector<BrokerId> live;
+    for (const auto& [id, _] : metadata_.brokers) live.push_back(id);
+    if (partitions < 1) {
+      done(ErrorCode::invalid_partitions, "Number of partitions must be larger than 0.");
+      return;
+    }
+    if (rf < 1 || static_cast<size_t>(rf) > live.size()) {
+      done(ErrorCode::invalid_replication_factor,
+           fmt::format("Replication factor: {} larger than available brokers: {}.", rf, live.size()));
+      return;
+    }
+    assignment = assign_replicas(live, partitions, rf, ctx().rng());
+  }
+  try {
+    apply_topic_overrides(config_.log, model::from_map(topic.configs, "CreateTopics " + topic.name));
+  } catch (const model::ConfigError& e) {
+    done(ErrorCode::unknown_server_error, e.what());
+    return;
+  }
+  topic_configs_[topic.name] = topic.configs;
+  const std::string name = topic.name;
+  const std::string config_data = znodes::encode_topic_config(topic.configs);
+  const std::string assignment_data = znodes::encode_assignment(assignment);
+  zk_->exists(zk_path(znodes::topic_path(name)), false,
+              [this, name, config_data, assignment_data, done](zk::Error e,
+                                                                const std::optional<zk::Stat>& stat) {
+                if (e != zk::Error::ok && e != zk::Error::no_node) {
+                  done(ErrorCode::unknown_server_error, zk::to_string(e));
+                  return;
+                }
+                if (e == zk::Error::ok && stat) {
+                  done(ErrorCode::topic_already_exists, fmt::format("Topic '{}' already exists.", name));
+                  return;
+                }
+                // AdminZkClient: the config first, then the assignment the
+                // controller is watching for.
+                zk_->create(zk_path(znodes::topic_config_path(name)), config_data,
+                            zk::CreateMode::persistent,
+                            [this, name, assignment_data, done](zk::Error, const std::string&) {
+                              zk_->create(zk_path(znodes::topic_path(name)), assignment_data,
+                                          zk::CreateMode::persistent,
+                                          [this, name, done](zk::Error e, const std::string&) {
+                                            if (e == zk::Error::node_exists) {
+                                              done(ErrorCode::topic_already_exists,
+                                                   fmt::format("Topic '{}' already exists.", name));
+                                            } else if (e != zk::Error::ok) {
+                                              done(ErrorCode::unknown_server_error, zk::to_string(e));
+                                            } else {
+                                              ctx().trace("topic_created", {{"topic", name}});
+                                              done(ErrorCode::none, "");
+                                            }
+                                          });
+                            });
+              });
+}
+
+void Broker::handle_create_topics(const CreateTopicsRequest& r, Reply reply) {
+  auto resp = std::make_shared<CreateTopicsResponse>();
+  if (!is_controller()) {
+    for (const NewTopic& t : r.topics) resp->topics.push_back({t.name, ErrorCode::not_controller, ""});
+    reply(*resp);
+    return;
+  }
+  resp->topics.resize(r.topics.size());
+  auto left = std::make_shared<size_t>(r.topics.size());
+  auto shared_reply = std::make_shared<Reply>(std::move(reply));
+  if (r.topics.empty()) {
+    (*shared_reply)(*resp);
+    return;
+  }
+  for (size_t i = 0; i < r.topics.size(); ++i) {
+    resp->topics[i].name = r.topics[i].name;
+    create_topic(r.topics[i], [resp, left, shared_reply, i](ErrorCode e, std::string message) {
+      resp->topics[i].error = e;
+      resp->topics[i].message = std::move(message);
+      if (--*left == 0) (*shared_reply)(*resp);
+    });
+  }
+}
+
+void Broker::handle_find_coordinator(const FindCoordinatorRequest& r, Reply reply) {
+  const int32_t n = config_.offsets_topic_num_partitions;
+  const TopicPartition tp{kOffsetsTopic, group_partition(r.key, n)};
+  auto it = metadata_.partitions.find(tp);
+  if (it == metadata_.partitions.end()) {
+    bool any = false;
+    for (const auto& [p, _] : metadata_.partitions) any = any || p.topic == kOffsetsTopic;
+    if (!any) {
+      // GroupCoordinator: the offsets topic is created on first use.
+      NewTopic t{kOffsetsTopic, n, config_.offsets_topic_replication_factor, {},
+                 {{"segment.bytes", "104857600"}}};
+      create_topic(t, [this](ErrorCode e, std::string message) {
+        if (e != ErrorCode::none && e != ErrorCode::topic_already_exists) {
+          ctx().trace("offsets_topic_creation_failed", {{"error", to_string(e)}, {"message", message}});
+        }
+      });
+    }
+    reply(FindCoordinatorResponse{ErrorCode::coordinator_not_available, kNoBroker, "", 0});
+    return;
+  }
+  const BrokerId leader = it->second.leader;
+  auto b = metadata_.brokers.find(leader);
+  if (b == metadata_.brokers.end()) {
+    reply(FindCoordinatorResponse{ErrorCode::coordinator_not_available, kNoBroker, "", 0});
+    return;
+  }
+  reply(FindCoordinatorResponse{ErrorCode::none, leader, b->second.host, b->second.port});
+}
+
+void Broker::handle_init_producer_id(const InitProducerIdRequest&, Reply reply) {
+  if (next_producer_id_ <= producer_id_block_end_) {
+    reply(InitProducerIdResponse{ErrorCode::none, next_producer_id_++, 0});
+    return;
+  }
+  producer_id_waiters_.push_back(std::move(reply));
+  claim_producer_id_block();
+}
+
+void Broker::claim_producer_id_block() {
+  if (claiming_block_ || !zk_) return;
+  claiming_block_ = true;
+  const std::string path = zk_path(znodes::kLatestProducerIdBlock);
+  zk_->get_data(path, false, [this, path](zk::Error e, const std::string& data,
+                                          const std::optional<zk::Stat>& stat) {
+    auto fail_all = [this] {
+      claiming_block_ = false;
+      std::deque<Reply> waiters = std::move(producer_id_waiters_);
+      producer_id_waiters_.clear();
+      for (Reply& w : waiters) {
+        w(InitProducerIdResponse{ErrorCode::coordinator_not_available, kNoProducerId, -1});
+      }
+    };
+    if (e != zk::Error::ok || !stat) {
+      fail_all();
+      return;
+    }
+    int64_t start = 0;
+    if (!data.empty()) {
+      auto last = znodes::decode_producer_id_block(data);
+      if (!last) {
+        fail_all();
+        return;
+      }
+      start = last->block_end + 1;
+    }
+    const znodes::ProducerIdBlock block{config_.broker_id, start, start + kProducerIdBlockSize - 1};
+    zk_->set_data(path, znodes::encode_producer_id_block(block), stat->version,
+                  [this, block, fail_all](zk::Error e, const std::optional<zk::Stat>&) {
+                    claiming_block_ = false;
+                    if (e == zk::Error::bad_version) {
+                      claim_producer_id_block();  // another broker claimed one first
+                      return;
+                    }
+                    if (e != zk::Error::ok) {
+                      fail_all();
+                      return;
+                    }
+                    next_producer_id_ = block.block_start;
+                    producer_id_block_end_ = block.block_end;
+                    std::deque<Reply> waiters = std::move(producer_id_waiters_);
+                    producer_id_waiters_.clear();
+                    for (Reply& w : waiters) {
+                      handle_init_producer_id(InitProducerIdRequest{}, std::move(w));
+                    }
+                  });
+  });
+}
+
+// --- replica fetchers ------------------------------------------------------------------------
+
+void Broker::add_to_fetcher(const TopicPartition& tp, BrokerId leader, const Endpoint& endpoint) {
+  fetching_from_[tp] = leader;
+  FetcherState& f = fetchers_[leader];
+  f.leader_endpoint = endpoint;
+  f.partitions.insert(tp);
+  run_fetcher(leader);
+}
+
+void Broker::stop_fetching(const TopicPartition& tp) {
+  auto it = fetching_from_.find(tp);
+  if (it == fetching_from_.end()) return;
+  fetchers_[it->second].partitions.erase(tp);
+  fetching_from_.erase(it);
+}
+
+void Broker::fetcher_backoff(BrokerId leader) {
+  FetcherState& f = fetchers_[leader];
+  if (f.backing_off) return;
+  f.backing_off = true;
+  ctx().after(sim::Duration::millis(config_.replica_fetch_backoff_ms), [this, leader] {
+    fetchers_[leader].backing_off = false;
+    run_fetcher(leader);
+  });
+}
+
+void Broker::run_fetcher(BrokerId leader) {
+  FetcherState& f = fetchers_[leader];
+  if (f.in_flight || f.backing_off || f.partitions.empty() || shutting_down_) return;
+  OffsetsForLeaderEpochRequest epochs{config_.broker_id, {}};
+  FetchRequest fetch{config_.broker_id, config_.replica_fetch_wait_max_ms,
+                     config_.replica_fetch_min_bytes, config_.replica_fetch_max_bytes, {}};
+  for (const TopicPartition& tp : f.partitions) {
+    Partition* p = find_partition(tp);
+    if (p == nullptr) continue;
+    if (p->needs_truncation) {
+      if (p->log().epochs().empty()) {
+        // No epoch history (an empty log): KIP-101 falls back to the high watermark.
+        truncate_to_high_watermark(*p);
+        p->needs_truncation = false;
+      } else {
+        epochs.partitions.push_back({tp, p->leader_epoch(), p->log().latest_epoch()});
+        continue;
+      }
+    }
+    fetch.partitions.push_back({tp, p->log().log_end(), p->leader_epoch(), p->log().log_start()});
+  }
+  const NodeAddress address{f.leader_endpoint.host, f.leader_endpoint.port};
+  if (!epochs.partitions.empty()) {
+    f.in_flight = true;
+    fetch_client_->send(leader, address, std::move(epochs),
+                        [this, leader](SendError e, const Response* r) {
+                          fetchers_[leader].in_flight = false;
+                          const auto* resp = r == nullptr ? nullptr : std::get_if<OffsetsForLeaderEpochResponse>(r);
+                          if (e != SendError::none || resp == nullptr) {
+                            fetcher_backoff(leader);
+                            return;
+                          }
+                          on_epoch_response(leader, *resp);
+                          run_fetcher(leader);
+                        });
+    return;
+  }
+  if (fetch.partitions.empty()) return;
+  f.in_flight = true;
+  fetch_client_->send(leader, address, std::move(fetch), [this, leader](SendError e, const Response* r) {
+    fetchers_[leader].in_flight = false;
+    const auto* resp = r == nullptr ? nullptr : std::get_if<FetchResponse>(r);
+    if (e != SendError::none || resp == nullptr) {
+      fetcher_backoff(leader);
+      return;
+    }
+    on_fetch_response(leader, *resp);
+    run_fetcher(leader);
+  });
+}
+
+void Broker::on_epoch_response(BrokerId leader, const OffsetsForLeaderEpochResponse& r) {
+  bool errors = false;
+  for (const EpochEndOffset& e : r.partitions) {
+    auto from = fetching_from_.find(e.tp);
+    Partition* p = find_partition(e.tp);
+    if (from == fetching_from_.end() || from->second != leader || p == nullptr || !p->needs_truncation) {
+      continue;
+    }
+    if (e.error != ErrorCode::none) {
+      errors = true;
+      continue;
+    }
+    PartitionLog& log = p->log();
+    const LeaderEpoch requested = log.latest_epoch();
+    if (e.leader_epoch.value < 0 || e.end_offset.value < 0) {
+      truncate_to_high_watermark(*p);
+    } else if (e.leader_epoch == requested) {
+      truncate(*p, std::min(e.end_offset, log.log_end()), "leader_epoch");
+    } else {
+      // KIP-279: the leader knows an older epoch only; cut where both logs
+      // agree that epoch ended.
+      Offset to = std::min(e.end_offset, log.log_end());
+      if (auto ours = log.end_offset_for_epoch(e.leader_epoch)) to = std::min(to, ours->second);
+      truncate(*p, to, "leader_epoch");
+    }
+    p->needs_truncation = false;
+  }
+  if (errors) fetcher_backoff(leader);
+}
+
+void Broker::on_fetch_response(BrokerId leader, const FetchResponse& r) {
+  const int64_t now_ms = ctx().now().us() / 1000;
+  bool errors = false;
+  for (const FetchPartitionResponse& pr : r.partitions) {
+    auto from = fetching_from_.find(pr.tp);
+    Partition* p = find_partition(pr.tp);
+    if (from == fetching_from_.end() || from->second != leader || p == nullptr || p->needs_truncation) {
+      continue;
+    }
+    PartitionLog& log = p->log();
+    switch (pr.error) {
+      case ErrorCode::none:
+        if (!pr.records.empty() && pr.records.front().offset == log.log_end()) {
+          log.append_as_follower(pr.records, now_ms);
+          p->record_producers(pr.records);
+        }
+        p->set_follower_high_watermark(pr.high_watermark);
+        if (pr.log_start_offset > log.log_start() && pr.log_start_offset <= log.log_end()) {
+          log.advance_log_start(pr.log_start_offset);
+        }
+        break;
+      case ErrorCode::offset_out_of_range:
+        // AbstractFetcherThread.handleOffsetOutOfRange.
+        if (pr.log_end_offset.value >= 0 && pr.log_end_offset < log.log_end()) {
+          truncate(*p, pr.log_end_offset, "out_of_range");
+        } else if (pr.log_start_offset > log.log_end()) {
+          const Offset from_offset = log.log_end();
+          log.truncate_fully_and_start_at(pr.log_start_offset);
+          p->rebuild_producers();
+          ctx().trace("log_truncated", {{"partition", to_string(pr.tp)},
+                                        {"from", from_offset.value},
+                                        {"to", pr.log_start_offset.value},
+                                        {"why", "below_leader_log_start"}});
+        }
+        break;
+      default:
+        errors = true;
+        break;
+    }
+  }
+  if (errors) fetcher_backoff(leader);
+}
+
+// --- controlled shutdown ---------------------------------------------------------------------
+
+void Broker::on_terminate() {
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  ctx().trace("broker_shutdown", {{"broker", config_.broker_id}});
+  if (config_.controlled_shutdown_enable && registered_) {
+    controlled_shutdown(1);
+  } else {
+    finish_shutdown();
+  }
+}
+
+void Broker::controlled_shutdown(int32_t attempt) {
+  if (attempt > config_.controlled_shutdown_max_retries) {
+    ctx().trace("controlled_shutdown_failed", {{"attempts", attempt - 1}});
+    finish_shutdown();
+    return;
+  }
+  auto retry = [this, attempt] {
+    ctx().after(sim::Duration::millis(config_.controlled_shutdown_retry_backoff_ms),
+                [this, attempt] { controlled_shutdown(attempt + 1); });
+  };
+  auto on_response = [this, attempt, retry](const ControlledShutdownResponse& r) {
+    if (r.error == ErrorCode::none && r.remaining.empty()) {
+      ctx().trace("controlled_shutdown_succeeded", {{"attempt", attempt}});
+      finish_shutdown();
+      return;
+    }
+    ctx().trace("controlled_shutdown_retry", {{"attempt", attempt},
+                                              {"error", to_string(r.error)},
+                                              {"remaining", static_cast<int64_t>(r.remaining.size())}});
+    retry();
+  };
+  if (is_controller() && metadata_.controller_id == config_.broker_id) {
+    controller_->controlled_shutdown(config_.broker_id, broker_epoch_, on_response);
+    return;
+  }
+  auto b = metadata_.brokers.find(metadata_.controller_id);
+  if (b == metadata_.brokers.end()) {
+    retry();
+    return;
+  }
+  shutdown_client_->send(metadata_.controller_id, NodeAddress{b->second.host, b->second.port},
+                         ControlledShutdownRequest{config_.broker_id, broker_epoch_},
+                         [on_response, retry](SendError e, const Response* r) {
+                           const auto* resp = r == nullptr ? nullptr : std::get_if<ControlledShutdownResponse>(r);
+                           if (e != SendError::none || resp == nullptr) {
+                             retry();
+                             return;
+                           }
+                           on_response(*resp);
+                         });
+}
+
+void Broker::finish_shutdown() {
+  // KafkaServer.shutdown: fetchers stop, the controller resigns, every log
+  // is flushed with a clean-shutdown marker, then the ZooKeeper session closes.
+  for (auto& [leader, f] : fetchers_) f.partitions.clear();
+  fetching_from_.clear();
+  fetch_client_->close_all();
+  resign("shutting down");
+  for (auto& [tp, p] : partitions_) p->log().flush();
+  checkpoint_high_watermarks();
+  auto left = std::make_shared<size_t>(config_.log_dirs.size());
+  for (const std::string& dir : config_.log_dirs) {
+    const std::string marker = dir + "/.kafka_cleanshutdown";
+    ctx().disk().open(marker).rewrite({""}, ctx().now());
+    ctx().fsync(marker, [this, left] {
+      if (--*left != 0) return;
+      if (zk_) zk_->close();
+      ctx().trace("broker_stopped", {{"broker", config_.broker_id}});
+      ctx().exit();
+    });
+  }
+}
+
+}  // namespace kafka

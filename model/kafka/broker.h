@@ -1,0 +1,228 @@
+// A Kafka broker in ZooKeeper mode (kafka.server.KafkaServer and what it
+// starts), as one simulated process.
+//
+// Start: load the logs found on disk (recovering a torn tail), connect to
+// ZooKeeper, create the top-level paths if missing, register
+// /brokers/ids/<id> (ephemeral; its czxid is the broker epoch, KIP-380), then
+// try to become the controller and wait for the controller's LeaderAndIsr
+// and UpdateMetadata. If /brokers/ids/<id> still belongs to an older session
+// the start fails and the process exits, as a real broker restarted within
+// the session timeout of a crash does.
+//
+// Requests (one connection at a time, in order, see wire.h):
+//   LeaderAndIsr / UpdateMetadata / StopReplica from the controller, fenced
+//     by controller epoch, and per partition by leader epoch;
+//   Fetch from followers (replica id >= 0, up to the log end) and consumers
+//     (up to the high watermark), long-polled with max wait / min bytes;
+//   OffsetsForLeaderEpoch from followers (KIP-101/279);
+//   Produce with acks 0 / 1 / all, min.insync.replicas, idempotent producers;
+//   Metadata (auto-creating topics), ListOffsets, CreateTopics (controller
+//   only), FindCoordinator (creating __consumer_offsets), InitProducerId.
+//   ControlledShutdown when this broker is the controller.
+//
+// Background tasks, on Kafka's schedules: ISR expiry every
+// replica.lag.time.max.ms / 2; ISR change propagation every 2.5 s;
+// high-watermark checkpoint; log retention (first run after 30 s); log flush.
+//
+// Graceful stop (SIGTERM): controlled shutdown with retries, then flush
+// every log, close the ZooKeeper session (its ephemerals go at once) and exit.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/kafka/config.h"
+#include "model/kafka/controller.h"
+#include "model/kafka/network_client.h"
+#include "model/kafka/partition.h"
+#include "model/kafka/wire.h"
+#include "model/zk/client.h"
+
+namespace kafka {
+
+class Broker final : public sim::Process {
+ public:
+  explicit Broker(BrokerConfig config);
+  ~Broker() override;
+
+  void on_start() override;
+  void on_terminate() override;
+  void on_accept(sim::SocketId socket, uint16_t port) override;
+  void on_connected(sim::SocketId socket) override;
+  void on_connect_failed(sim::SocketId socket, sim::ConnectError error) override;
+  void on_message(sim::SocketId socket, const sim::Payload& payload) override;
+  void on_closed(sim::SocketId socket, sim::CloseReason reason) override;
+
+
+  // --- inspection (tests, checkers, `describe`) ----------------------------------
+  const BrokerConfig& config() const { return config_; }
+  BrokerId id() const { return config_.broker_id; }
+  bool registered() const { return registered_; }
+  int64_t broker_epoch() const { return broker_epoch_; }
+  bool is_controller() const { return controller_ != nullptr && controller_->active(); }
+  const Controller* controller() const { return is_controller() ? controller_.get() : nullptr; }
+  // The highest controller epoch this broker has accepted a request from.
+  ControllerEpoch controller_epoch_seen() const { return controller_epoch_; }
+  const Partition* partition(const TopicPartition& tp) const;
+  std::vector<TopicPartition> partitions() const;
+  struct MetadataCache {
+    BrokerId controller_id = kNoBroker;
+    std::map<BrokerId, Endpoint> brokers;
+    std::map<TopicPartition, PartitionState> partitions;
+  };
+  const MetadataCache& metadata() const { return metadata_; }
+
+ private:
+  // --- ZooKeeper ------------------------------------------------------------------
+  class ZkListener;
+  std::string zk_path(const std::string& p) const { return chroot_ + p; }
+  void on_session_state(uint64_t generation, zk::SessionState state);
+  void on_watch(uint64_t generation, const zk::WatchEvent& event);
+  void new_zk_session();
+  void create_top_level_paths(size_t i);
+  void register_broker();
+  void elect_controller();
+  void watch_controller();
+  void become_controller(ControllerEpoch epoch, int32_t epoch_version);
+  void resign(const std::string& why);
+
+  // --- serving requests -------------------------------------------------------------
+  struct ServerConnection {
+    std::deque<RequestFrame> pending;
+    bool busy = false;
+  };
+  void dispatch(sim::SocketId socket);
+  void respond(sim::SocketId socket, int32_t correlation_id, Response response);
+  using Reply = std::function<void(Response)>;
+  void handle(const Request& request, Reply reply);
+  void handle_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply);
+  void apply_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply);
+  void handle_update_metadata(const UpdateMetadataRequest& r, Reply reply);
+  void handle_stop_replica(const StopReplicaRequest& r, Reply reply);
+  void handle_fetch(const FetchRequest& r, Reply reply);
+  void handle_offsets_for_leader_epoch(const OffsetsForLeaderEpochRequest& r, Reply reply);
+  void handle_produce(const ProduceRequest& r, Reply reply);
+  void handle_metadata(const MetadataRequest& r, Reply reply);
+  void handle_list_offsets(const ListOffsetsRequest& r, Reply reply);
+  void handle_create_topics(const CreateTopicsRequest& r, Reply reply);
+  void handle_find_coordinator(const FindCoordinatorRequest& r, Reply reply);
+  void handle_init_producer_id(const InitProducerIdRequest& r, Reply reply);
+
+  // Writes /config/topics/<t> and /brokers/topics/<t> (AdminZkClient.createTopic).
+  void create_topic(const NewTopic& topic, std::function<void(ErrorCode, std::string)> done);
+
+  // --- the replica manager ---------------------------------------------------------
+  Partition* find_partition(const TopicPartition& tp);
+  Partition& get_or_create_partition(const TopicPartition& tp, const LogConfig& config);
+  std::string partition_dir(const TopicPartition& tp) const;
+  LogConfig log_config_for(const std::string& topic) const;
+  void load_logs();
+  void become_follower(Partition& p, const std::vector<LiveBroker>& live_leaders);
+  void stop_fetching(const TopicPartition& tp);
+  // The high watermark moved or the log grew: complete what waited for it.
+  void on_partition_progress(const TopicPartition& tp);
+  void maybe_expand_isr(Partition& p);
+  void shrink_isrs();
+  void write_isr(Partition& p, std::vector<BrokerId> isr, const char* why);
+  void propagate_isr_changes();
+  void checkpoint_high_watermarks();
+  void retention_check();
+  void flush_check();
+  void schedule_tasks();
+
+  // Delayed produce (acks=all) and delayed fetch, Kafka's purgatories.
+  struct DelayedProduce {
+    uint64_t id = 0;
+    std::vector<ProducePartitionResponse> results;
+    std::map<TopicPartition, Offset> required;  // HW that completes each partition
+    Reply reply;
+    sim::TimerId timer;
+  };
+  struct DelayedFetch {
+    uint64_t id = 0;
+    FetchRequest request;
+    Reply reply;
+    sim::TimerId timer;
+  };
+  void try_complete_produce(uint64_t id, bool timed_out);
+  // Builds the fetch response; with `final` false returns nullopt when the
+  // request should keep waiting.
+  std::optional<FetchResponse> read_for_fetch(const FetchRequest& r, bool final);
+  void try_complete_fetch(uint64_t id, bool timed_out);
+
+  // --- replica fetchers --------------------------------------------------------------
+  struct FetcherState {
+    Endpoint leader_endpoint;
+    bool in_flight = false;
+    bool backing_off = false;
+    std::set<TopicPartition> partitions;
+  };
+  void add_to_fetcher(const TopicPartition& tp, BrokerId leader, const Endpoint& endpoint);
+  void run_fetcher(BrokerId leader);
+  void on_fetch_response(BrokerId leader, const FetchResponse& r);
+  void on_epoch_response(BrokerId leader, const OffsetsForLeaderEpochResponse& r);
+  void fetcher_backoff(BrokerId leader);
+  void truncate_to_high_watermark(Partition& p);
+  void truncate(Partition& p, Offset to, const char* why);
+
+  // --- controlled shutdown -----------------------------------------------------------
+  void controlled_shutdown(int32_t attempt);
+  void finish_shutdown();
+
+  BrokerConfig config_;
+  std::string chroot_;
+  std::vector<std::string> zk_servers_;
+  std::unique_ptr<zk::Client> zk_;
+  std::vector<std::unique_ptr<zk::Client>> old_zk_;  // expired sessions, kept for late callbacks
+  std::vector<std::unique_ptr<ZkListener>> zk_listeners_;
+  // Self-rescheduling closures kept alive for the life of the process.
+  std::shared_ptr<void> tasks_;
+  std::vector<std::shared_ptr<std::function<void(std::string)>>> fetches_;
+  uint64_t zk_generation_ = 0;
+  bool zk_ready_ = false;
+  bool registered_ = false;
+  int64_t broker_epoch_ = -1;
+  bool shutting_down_ = false;
+
+  std::unique_ptr<Controller> controller_;
+  std::vector<std::unique_ptr<Controller>> old_controllers_;
+  ControllerEpoch controller_epoch_{-1};
+
+  MetadataCache metadata_;
+  std::map<TopicPartition, std::unique_ptr<Partition>> partitions_;
+  std::map<std::string, std::map<std::string, std::string>> topic_configs_;
+  std::map<TopicPartition, std::unique_ptr<PartitionLog>> loaded_logs_;  // found on disk at start
+  std::map<std::string, Offset> checkpointed_hw_;  // "topic-p" -> hw, from the checkpoint files
+
+  std::map<sim::SocketId, ServerConnection> connections_;
+  std::map<uint64_t, DelayedProduce> delayed_produces_;
+  std::map<uint64_t, DelayedFetch> delayed_fetches_;
+  uint64_t next_delayed_id_ = 1;
+
+  std::unique_ptr<NetworkClient> fetch_client_;
+  std::unique_ptr<NetworkClient> shutdown_client_;
+  std::map<BrokerId, FetcherState> fetchers_;
+  std::map<TopicPartition, BrokerId> fetching_from_;
+
+  std::set<TopicPartition> isr_changes_;  // not yet propagated
+  int64_t last_isr_change_ms_ = 0;
+  int64_t last_isr_propagation_ms_ = 0;
+
+  // Producer ids: the block this broker claimed from /latest_producer_id_block.
+  int64_t next_producer_id_ = 0;
+  int64_t producer_id_block_end_ = -1;  // inclusive; -1: no block
+  std::deque<Reply> producer_id_waiters_;
+  bool claiming_block_ = false;
+  void claim_producer_id_block();
+};
+
+// A factory for World::add_process.
+sim::ProcessFactory broker_factory(BrokerConfig config);
+
+}  // namespace kafka

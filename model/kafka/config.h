@@ -1,0 +1,129 @@
+// A Kafka broker's configuration, by server.properties' own key names, and the
+// topic-level overrides (kafka-configs.sh / --config at creation).
+//
+// A version profile supplies a release's defaults: the same server.properties
+// behaves differently on 2.2 and on 3.9 because some defaults changed
+// (KIP-537, Kafka 2.5: zookeeper.session.timeout.ms 6 s -> 18 s and
+// replica.lag.time.max.ms 10 s -> 30 s). Every other default follows the
+// broker configuration reference (kafka.apache.org/documentation/#brokerconfigs)
+// of that release.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/kafka/types.h"
+#include "model/properties.h"
+
+namespace kafka {
+
+enum class VersionProfile { v2_2, v2_8, v3_9 };
+const char* to_string(VersionProfile v);
+// "2.2", "2.8", "3.9" (also "2.2.1", "3.9.0" ...: the minor line decides).
+// Throws model::ConfigError (source/key given) for anything else.
+VersionProfile parse_version_profile(const std::string& s, const std::string& source,
+                                     const std::string& key);
+
+// How a replica that becomes a follower decides where its log diverges.
+enum class Truncation {
+  leader_epoch,    // KIP-101 / KIP-279: ask the leader for the end offset of our latest epoch
+  high_watermark,  // before Kafka 0.11: truncate to the local high watermark (a what-if)
+};
+const char* to_string(Truncation t);
+
+struct Listener {
+  std::string name = "PLAINTEXT";
+  std::string host;  // "" or 0.0.0.0: every address of the host
+  uint16_t port = 9092;
+  friend bool operator==(const Listener&, const Listener&) = default;
+};
+
+// The per-log settings: broker defaults, overridden per topic.
+struct LogConfig {
+  int64_t segment_bytes = 1073741824;        // log.segment.bytes / segment.bytes
+  int64_t segment_ms = 7LL * 24 * 3600 * 1000;  // log.roll.ms|hours / segment.ms
+  int64_t retention_ms = 7LL * 24 * 3600 * 1000;  // log.retention.ms|minutes|hours / retention.ms; -1: forever
+  int64_t retention_bytes = -1;              // log.retention.bytes / retention.bytes; -1: no limit
+  int32_t min_insync_replicas = 1;           // min.insync.replicas
+  bool unclean_leader_election = false;      // unclean.leader.election.enable
+  int64_t flush_interval_messages = INT64_MAX;  // log.flush.interval.messages / flush.messages
+  int64_t flush_interval_ms = INT64_MAX;     // log.flush.interval.ms / flush.ms; INT64_MAX: never
+  friend bool operator==(const LogConfig&, const LogConfig&) = default;
+};
+
+struct BrokerConfig {
+  VersionProfile version = VersionProfile::v3_9;
+  BrokerId broker_id = -1;                  // broker.id (required)
+  std::vector<Listener> listeners;          // listeners (default PLAINTEXT://:9092)
+  std::vector<Listener> advertised_listeners;  // advertised.listeners (default: listeners)
+  std::string inter_broker_listener = "PLAINTEXT";  // inter.broker.listener.name
+  std::vector<std::string> log_dirs = {"/tmp/kafka-logs"};  // log.dirs / log.dir
+  std::string zookeeper_connect;            // zookeeper.connect (required)
+  int32_t zookeeper_session_timeout_ms = 18000;   // 6000 before 2.5
+  int32_t zookeeper_connection_timeout_ms = -1;   // -1: the session timeout
+  int32_t default_replication_factor = 1;
+  int32_t num_partitions = 1;
+  int64_t replica_lag_time_max_ms = 30000;  // 10000 before 2.5
+  int32_t replica_fetch_wait_max_ms = 500;
+  int32_t replica_fetch_min_bytes = 1;
+  int32_t replica_fetch_max_bytes = 1048576;
+  int32_t replica_fetch_backoff_ms = 1000;
+  int32_t replica_socket_timeout_ms = 30000;
+  int64_t replica_high_watermark_checkpoint_interval_ms = 5000;
+  bool controlled_shutdown_enable = true;
+  int32_t controlled_shutdown_max_retries = 3;
+  int64_t controlled_shutdown_retry_backoff_ms = 5000;
+  bool auto_leader_rebalance_enable = true;
+  int64_t leader_imbalance_check_interval_seconds = 300;
+  int32_t leader_imbalance_per_broker_percentage = 10;
+  bool auto_create_topics_enable = true;
+  int32_t offsets_topic_num_partitions = 50;
+  int16_t offsets_topic_replication_factor = 3;
+  int64_t offsets_retention_minutes = 10080;  // 1440 before 2.0; accepted, not modelled
+  int64_t log_retention_check_interval_ms = 300000;
+  int64_t log_flush_scheduler_interval_ms = INT64_MAX;
+  int32_t request_timeout_ms = 30000;
+  int32_t controller_socket_timeout_ms = 30000;
+  int32_t group_initial_rebalance_delay_ms = 3000;
+  int32_t group_min_session_timeout_ms = 6000;
+  int32_t group_max_session_timeout_ms = 1800000;  // 300000 before 2.3 (KIP-345)
+  int32_t transaction_state_log_replication_factor = 3;  // accepted, not modelled
+  // A simulation-only what-if, not a Kafka key: "kafkasim.truncation" =
+  // leader-epoch (default) | high-watermark.
+  Truncation truncation = Truncation::leader_epoch;
+  LogConfig log;  // broker-wide defaults of the per-topic settings
+
+  // The advertised endpoint other brokers and clients use (the inter-broker
+  // listener's), with an empty host resolved to `host_address`.
+  Endpoint advertised_endpoint(const std::string& host_address) const;
+};
+
+// server.properties keys that a real broker understands and the model accepts
+// but that change nothing in a simulation (thread counts, buffer sizes,
+// metrics, security settings that must stay PLAINTEXT). Their values are
+// still checked where a type is obvious.
+extern const std::vector<std::string> kBrokerKeysWithoutEffect;
+
+// The defaults of a release, before any property is applied.
+BrokerConfig default_broker_config(VersionProfile version);
+
+// Builds a broker configuration from server.properties. `version` picks the
+// defaults. Throws model::ConfigError naming the source and the key for an
+// unknown key (with a did-you-mean), a malformed or out-of-range value, or an
+// inconsistent whole (no broker.id, no zookeeper.connect, an advertised
+// listener without a matching listener, min.insync.replicas < 1 ...).
+BrokerConfig parse_broker_config(const model::Properties& props,
+                                 VersionProfile version = VersionProfile::v3_9);
+
+// Topic-level overrides (segment.ms, segment.bytes, retention.ms,
+// retention.bytes, min.insync.replicas, unclean.leader.election.enable,
+// flush.messages, flush.ms) applied over the broker's defaults. Throws
+// model::ConfigError for an unknown key or a bad value.
+LogConfig apply_topic_overrides(const LogConfig& defaults, const model::Properties& overrides);
+// The topic-level keys, in the form /config/topics/<t> stores them.
+extern const std::vector<std::string> kTopicConfigKeys;
+
+}  // namespace kafka

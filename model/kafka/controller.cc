@@ -1,0 +1,930 @@
+#include "model/kafka/controller.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "sim/assert.h"
+
+namespace kafka {
+
+namespace {
+
+bool contains(const std::vector<BrokerId>& v, BrokerId b) {
+  return std::find(v.begin(), v.end(), b) != v.end();
+}
+
+std::string join_ids(const std::vector<BrokerId>& v) {
+  std::string s;
+  for (BrokerId b : v) s += (s.empty() ? "" : ",") + std::to_string(b);
+  return s;
+}
+
+// Returns a function that runs `done` on its n-th call; runs `done` at once
+// when n is 0 (then the returned function must not be called).
+std::function<void()> join(size_t n, std::function<void()> done) {
+  if (n == 0) {
+    done();
+    return [] {};
+  }
+  auto left = std::make_shared<size_t>(n);
+  auto fn = std::make_shared<std::function<void()>>(std::move(done));
+  return [left, fn] {
+    SIM_ASSERT(*left > 0, "join completed too often");
+    if (--*left == 0) (*fn)();
+  };
+}
+
+const sim::Duration kZkRetryDelay = sim::Duration::millis(200);
+// RequestSendThread backs off this long before resending to a broker.
+const sim::Duration kResendDelay = sim::Duration::millis(300);
+// onControllerFailover schedules the first rebalance check after 5 s.
+const sim::Duration kFirstRebalanceDelay = sim::Duration::seconds(5);
+
+}  // namespace
+
+Controller::Controller(Environment env, ControllerEpoch epoch, int32_t epoch_zk_version)
+    : env_(std::move(env)),
+      epoch_(epoch),
+      epoch_zk_version_(epoch_zk_version),
+      channel_(*env_.ctx, NetworkClient::Options{env_.config->controller_socket_timeout_ms, 1}) {}
+
+void Controller::start() {
+  env_.ctx->trace("controller_failover", {{"epoch", epoch_.value}});
+  enqueue("Startup", [this](Done done) { failover(std::move(done)); });
+}
+
+void Controller::stop() {
+  if (!active_) return;
+  active_ = false;
+  queue_.clear();
+  env_.ctx->cancel(rebalance_timer_);
+  channel_.close_all();
+}
+
+void Controller::moved(const std::string& why) {
+  if (!active_) return;
+  env_.ctx->trace("controller_moved", {{"epoch", epoch_.value}, {"why", why}});
+  stop();
+  env_.resign(why);
+}
+
+// --- the event queue --------------------------------------------------------------
+
+void Controller::enqueue(std::string name, Step step) {
+  if (!active_) return;
+  queue_.emplace_back(std::move(name), std::move(step));
+  if (!busy_) process_next();
+}
+
+void Controller::process_next() {
+  if (!active_ || busy_ || queue_.empty()) return;
+  auto [name, step] = std::move(queue_.front());
+  queue_.pop_front();
+  busy_ = true;
+  step([this] {
+    busy_ = false;
+    process_next();
+  });
+}
+
+// --- ZooKeeper with retries -----------------------------------------------------
+
+void Controller::zk_get_data(const std::string& p, bool watch, zk::Client::DataDone done) {
+  env_.zk->get_data(path(p), watch,
+                    [this, p, watch, done](zk::Error e, const std::string& data,
+                                           const std::optional<zk::Stat>& stat) {
+                      if (!active_) return;
+                      if (e == zk::Error::connection_loss) {
+                        env_.ctx->after(kZkRetryDelay, [this, p, watch, done] {
+                          if (active_) zk_get_data(p, watch, done);
+                        });
+                        return;
+                      }
+                      if (e == zk::Error::session_expired) return;
+                      done(e, data, stat);
+                    });
+}
+
+void Controller::zk_get_children(const std::string& p, bool watch, zk::Client::ChildrenDone done) {
+  env_.zk->get_children(path(p), watch,
+                        [this, p, watch, done](zk::Error e, const std::vector<std::string>& c) {
+                          if (!active_) return;
+                          if (e == zk::Error::connection_loss) {
+                            env_.ctx->after(kZkRetryDelay, [this, p, watch, done] {
+                              if (active_) zk_get_children(p, watch, done);
+                            });
+                            return;
+                          }
+                          if (e == zk::Error::session_expired) return;
+                          done(e, c);
+                        });
+}
+
+void Controller::zk_multi(std::vector<zk::WriteOp> ops, zk::Client::MultiDone done) {
+  // Every write is fenced on the epoch znode we created.
+  ops.insert(ops.begin(), zk::CheckOp{path(znodes::kControllerEpoch), epoch_zk_version_});
+  auto retry_ops = ops;
+  env_.zk->multi(std::move(ops), [this, retry_ops, done](zk::Error e,
+                                                         const std::vector<zk::Error>& results) {
+    if (!active_) return;
+    if (e == zk::Error::connection_loss) {
+      env_.ctx->after(kZkRetryDelay, [this, retry_ops, done] {
+        if (!active_) return;
+        // Strip the check we added; zk_multi adds it again.
+        std::vector<zk::WriteOp> ops(retry_ops.begin() + 1, retry_ops.end());
+        zk_multi(std::move(ops), done);
+      });
+      return;
+    }
+    if (e == zk::Error::session_expired) return;
+    if (!results.empty() && results[0] != zk::Error::ok &&
+        results[0] != zk::Error::runtime_inconsistency) {
+      moved(fmt::format("controller epoch znode check failed: {}", zk::to_string(results[0])));
+      return;
+    }
+    std::vector<zk::Error> rest(results.empty() ? results.begin() : results.begin() + 1,
+                                results.end());
+    done(e, rest);
+  });
+}
+
+void Controller::zk_create(const std::string& p, const std::string& data,
+                           zk::Client::CreateDone done) {
+  env_.zk->create(path(p), data, zk::CreateMode::persistent,
+                  [this, p, data, done](zk::Error e, const std::string& created) {
+                    if (!active_) return;
+                    if (e == zk::Error::connection_loss) {
+                      env_.ctx->after(kZkRetryDelay, [this, p, data, done] {
+                        if (active_) zk_create(p, data, done);
+                      });
+                      return;
+                    }
+                    if (e == zk::Error::session_expired) return;
+                    done(e, created);
+                  });
+}
+
+void Controller::zk_remove(const std::string& p, zk::Client::Done done) {
+  env_.zk->remove(path(p), -1, [this, p, done](zk::Error e) {
+    if (!active_) return;
+    if (e == zk::Error::connection_loss) {
+      env_.ctx->after(kZkRetryDelay, [this, p, done] {
+        if (active_) zk_remove(p, done);
+      });
+      return;
+    }
+    if (e == zk::Error::session_expired) return;
+    done(e);
+  });
+}
+
+// --- watches ------------------------------------------------------------------------
+
+bool Controller::on_watch(const zk::WatchEvent& event) {
+  if (event.path == znodes::kBrokerIds) {
+    enqueue("BrokerChange", [this](Done done) { on_broker_change(std::move(done)); });
+    return true;
+  }
+  if (event.path == znodes::kBrokerTopics) {
+    enqueue("TopicChange", [this](Done done) { on_topic_change(std::move(done)); });
+    return true;
+  }
+  if (event.path == znodes::kIsrChangeNotification) {
+    enqueue("IsrChangeNotification", [this](Done done) { on_isr_change(std::move(done)); });
+    return true;
+  }
+  return false;
+}
+
+// --- loading -------------------------------------------------------------------------
+
+void Controller::load_brokers(
+    std::function<void(std::map<BrokerId, std::pair<Endpoint, int64_t>>)> then) {
+  zk_get_children(znodes::kBrokerIds, true, [this, then](zk::Error e,
+                                                         const std::vector<std::string>& children) {
+    auto result = std::make_shared<std::map<BrokerId, std::pair<Endpoint, int64_t>>>();
+    if (e != zk::Error::ok) {
+      then(*result);
+      return;
+    }
+    auto step = join(children.size(), [result, then] { then(*result); });
+    for (const std::string& child : children) {
+      BrokerId id = kNoBroker;
+      try {
+        id = static_cast<BrokerId>(std::stol(child));
+      } catch (const std::exception&) {
+        step();
+        continue;
+      }
+      zk_get_data(znodes::broker_path(id), false,
+                  [this, id, result, step](zk::Error e, const std::string& data,
+                                           const std::optional<zk::Stat>& stat) {
+                    if (e == zk::Error::ok && stat) {
+                      auto reg = znodes::decode_broker(id, data);
+                      const std::string& listener = env_.config->inter_broker_listener;
+                      if (reg) {
+                        for (const Endpoint& ep : reg->endpoints) {
+                          if (ep.listener == listener) {
+                            (*result)[id] = {ep, static_cast<int64_t>(stat->czxid.value)};
+                          }
+                        }
+                      }
+                    }
+                    step();
+                  });
+    }
+  });
+}
+
+void Controller::load_topics(const std::vector<std::string>& topics, Done done) {
+  auto step = join(topics.size() * 2, std::move(done));
+  for (const std::string& topic : topics) {
+    topics_.insert(topic);
+    zk_get_data(znodes::topic_path(topic), false,
+                [this, topic, step](zk::Error e, const std::string& data,
+                                    const std::optional<zk::Stat>&) {
+                  if (e == zk::Error::ok) {
+                    if (auto a = znodes::decode_assignment(data)) {
+                      for (const auto& [p, replicas] : *a) {
+                        partitions_[{topic, p}].replicas = replicas;
+                      }
+                    }
+                  }
+                  step();
+                });
+    zk_get_data(znodes::topic_config_path(topic), false,
+                [this, topic, step](zk::Error e, const std::string& data,
+                                    const std::optional<zk::Stat>&) {
+                  if (e == zk::Error::ok) {
+                    if (auto c = znodes::decode_topic_config(data)) topic_configs_[topic] = *c;
+                  }
+                  step();
+                });
+  }
+}
+
+void Controller::load_states(std::vector<TopicPartition> tps, Done done) {
+  auto step = join(tps.size(), std::move(done));
+  for (const TopicPartition& tp : tps) {
+    zk_get_data(znodes::partition_state_path(tp), false,
+                [this, tp, step](zk::Error e, const std::string& data,
+                                 const std::optional<zk::Stat>& stat) {
+                  PartitionInfo& info = partitions_[tp];
+                  if (e == zk::Error::ok && stat) {
+                    info.state = znodes::decode_partition_state(data);
+                    info.zk_version = stat->version;
+                  }
+                  step();
+                });
+  }
+}
+
+// --- failover -------------------------------------------------------------------------
+
+void Controller::failover(Done done) {
+  load_brokers([this, done](std::map<BrokerId, std::pair<Endpoint, int64_t>> brokers) {
+    live_ = std::move(brokers);
+    env_.ctx->trace("controller_brokers", {{"live", [&] {
+                                              std::vector<BrokerId> ids;
+                                              for (const auto& [id, _] : live_) ids.push_back(id);
+                                              return join_ids(ids);
+                                            }()}});
+    zk_get_children(znodes::kBrokerTopics, true, [this, done](zk::Error,
+                                                              const std::vector<std::string>& ts) {
+      load_topics(ts, [this, done] {
+        std::vector<TopicPartition> all;
+        for (const auto& [tp, _] : partitions_) all.push_back(tp);
+        load_states(all, [this, done] {
+          zk_get_children(znodes::kIsrChangeNotification, true,
+                          [this, done](zk::Error, const std::vector<std::string>& children) {
+                            for (const std::string& c : children) {
+                              zk_remove(znodes::kIsrChangeNotification + "/" + c, [](zk::Error) {});
+                            }
+                            auto batch = std::make_shared<Batch>();
+                            batch->metadata_to_all = true;
+                            for (const auto& [tp, info] : partitions_) {
+                              if (info.state) batch->metadata.insert(tp);
+                            }
+                            // ReplicaStateMachine.startup: online replicas get
+                            // the current state; offline ones leave the ISR.
+                            std::vector<BrokerId> dead;
+                            for (const auto& [tp, info] : partitions_) {
+                              if (!info.state) continue;
+                              add_leader_and_isr(batch, tp);
+                              for (BrokerId r : info.replicas) {
+                                if (!alive(r) && !contains(dead, r)) dead.push_back(r);
+                              }
+                            }
+                            std::sort(dead.begin(), dead.end());
+                            auto remove_next = std::make_shared<std::function<void(size_t)>>();
+                            *remove_next = [this, dead, batch, done, remove_next](size_t i) {
+                              if (i == dead.size()) {
+                                // PartitionStateMachine.startup: elect where
+                                // there is no live leader; create what is new.
+                                std::vector<TopicPartition> offline;
+                                std::vector<TopicPartition> fresh;
+                                for (const auto& [tp, info] : partitions_) {
+                                  if (!info.state) {
+                                    fresh.push_back(tp);
+                                  } else if (!alive(info.state->leader)) {
+                                    offline.push_back(tp);
+                                  }
+                                }
+                                elect(offline, ElectionKind::offline, batch, [this, fresh, batch, done] {
+                                  create_partitions(fresh, batch, [this, batch, done] {
+                                    send(*batch);
+                                    schedule_rebalance(kFirstRebalanceDelay);
+                                    done();
+                                  });
+                                });
+                                *remove_next = nullptr;  // break the cycle
+                                return;
+                              }
+                              std::vector<TopicPartition> tps;
+                              for (const auto& [tp, info] : partitions_) {
+                                if (info.state && contains(info.replicas, dead[i])) tps.push_back(tp);
+                              }
+                              auto self = remove_next;
+                              remove_from_isr(tps, dead[i], batch, [self, i] { (*self)(i + 1); });
+                            };
+                            (*remove_next)(0);
+                          });
+        });
+      });
+    });
+  });
+}
+
+// --- broker membership --------------------------------------------------------------
+
+void Controller::on_broker_change(Done done) {
+  load_brokers([this, done](std::map<BrokerId, std::pair<Endpoint, int64_t>> current) {
+    std::vector<BrokerId> added, dead, bounced;
+    for (const auto& [id, reg] : current) {
+      auto it = live_.find(id);
+      if (it == live_.end()) {
+        added.push_back(id);
+      } else if (it->second.second != reg.second) {
+        // KIP-380: the same id with a new broker epoch went and came back
+        // between two looks.
+        bounced.push_back(id);
+      }
+    }
+    for (const auto& [id, _] : live_) {
+      if (current.count(id) == 0) dead.push_back(id);
+    }
+    if (added.empty() && dead.empty() && bounced.empty()) {
+      done();
+      return;
+    }
+    env_.ctx->trace("controller_broker_change", {{"new", join_ids(added)},
+                                                 {"dead", join_ids(dead)},
+                                                 {"bounced", join_ids(bounced)}});
+    auto batch = std::make_shared<Batch>();
+    std::vector<BrokerId> failed = dead;
+    failed.insert(failed.end(), bounced.begin(), bounced.end());
+    std::sort(failed.begin(), failed.end());
+    std::vector<BrokerId> started = added;
+    started.insert(started.end(), bounced.begin(), bounced.end());
+    std::sort(started.begin(), started.end());
+    on_broker_failure(failed, batch, [this, current, started, batch, done] {
+      for (BrokerId id : started) live_[id] = current.at(id);
+      on_broker_startup(started, batch, [this, batch, done] {
+        send(*batch);
+        done();
+      });
+    });
+  });
+}
+
+void Controller::on_broker_failure(const std::vector<BrokerId>& brokers, const BatchPtr& batch,
+                                   Done done) {
+  if (brokers.empty()) {
+    done();
+    return;
+  }
+  for (BrokerId b : brokers) {
+    live_.erase(b);
+    shutting_down_.erase(b);
+  }
+  batch->metadata_to_all = true;
+  std::vector<TopicPartition> led;
+  for (const auto& [tp, info] : partitions_) {
+    if (info.state && contains(brokers, info.state->leader)) led.push_back(tp);
+  }
+  elect(led, ElectionKind::offline, batch, [this, brokers, batch, done] {
+    auto next = std::make_shared<std::function<void(size_t)>>();
+    *next = [this, brokers, batch, done, next](size_t i) {
+      if (i == brokers.size()) {
+        *next = nullptr;
+        done();
+        return;
+      }
+      std::vector<TopicPartition> tps;
+      for (const auto& [tp, info] : partitions_) {
+        if (info.state && contains(info.state->isr, brokers[i])) tps.push_back(tp);
+      }
+      auto self = next;
+      remove_from_isr(tps, brokers[i], batch, [self, i] { (*self)(i + 1); });
+    };
+    (*next)(0);
+  });
+}
+
+void Controller::on_broker_startup(const std::vector<BrokerId>& brokers, const BatchPtr& batch,
+                                   Done done) {
+  if (brokers.empty()) {
+    done();
+    return;
+  }
+  batch->metadata_to_all = true;
+  for (const auto& [tp, info] : partitions_) {
+    if (!info.state) continue;
+    batch->metadata.insert(tp);
+    for (BrokerId b : brokers) {
+      if (contains(info.replicas, b)) batch->leader_and_isr[b].push_back(state_of(tp));
+    }
+  }
+  // The new brokers may make offline or new partitions electable.
+  std::vector<TopicPartition> offline, fresh;
+  for (const auto& [tp, info] : partitions_) {
+    if (!info.state) {
+      fresh.push_back(tp);
+    } else if (!alive(info.state->leader)) {
+      offline.push_back(tp);
+    }
+  }
+  elect(offline, ElectionKind::offline, batch, [this, fresh, batch, done] {
+    create_partitions(fresh, batch, done);
+  });
+}
+
+// --- topics ---------------------------------------------------------------------------
+
+void Controller::on_topic_change(Done done) {
+  zk_get_children(znodes::kBrokerTopics, true, [this, done](zk::Error e,
+                                                            const std::vector<std::string>& ts) {
+    if (e != zk::Error::ok) {
+      done();
+      return;
+    }
+    std::vector<std::string> added;
+    for (const std::string& t : ts) {
+      if (topics_.count(t) == 0) added.push_back(t);
+    }
+    if (added.empty()) {
+      done();
+      return;
+    }
+    env_.ctx->trace("controller_new_topics", {{"topics", [&] {
+                                                 std::string s;
+                                                 for (const auto& t : added) s += (s.empty() ? "" : ",") + t;
+                                                 return s;
+                                               }()}});
+    load_topics(added, [this, added, done] {
+      std::vector<TopicPartition> fresh;
+      for (const auto& [tp, info] : partitions_) {
+        if (!info.state && std::find(added.begin(), added.end(), tp.topic) != added.end()) {
+          fresh.push_back(tp);
+        }
+      }
+      auto batch = std::make_shared<Batch>();
+      create_partitions(fresh, batch, [this, batch, done] {
+        send(*batch);
+        done();
+      });
+    });
+  });
+}
+
+void Controller::create_partitions(std::vector<TopicPartition> tps, const BatchPtr& batch,
+                                   Done done) {
+  // NewPartition -> OnlinePartition: the first live replica leads, every
+  // live replica is in the ISR, leader epoch 0.
+  std::vector<TopicPartition> creatable;
+  for (const TopicPartition& tp : tps) {
+    const PartitionInfo& info = partitions_[tp];
+    bool any_live = false;
+    for (BrokerId r : info.replicas) any_live = any_live || alive(r);
+    if (any_live) {
+      creatable.push_back(tp);
+    } else {
+      env_.ctx->trace("controller_partition_unassignable", {{"partition", to_string(tp)}});
+    }
+  }
+  auto step = join(creatable.size(), std::move(done));
+  for (const TopicPartition& tp : creatable) {
+    // Parents first (ignoring NODEEXISTS), then the state under the fence.
+    zk_create(znodes::partitions_path(tp.topic), "", [this, tp, batch, step](zk::Error, const std::string&) {
+      zk_create(znodes::partition_path(tp), "", [this, tp, batch, step](zk::Error, const std::string&) {
+        const PartitionInfo& info = partitions_[tp];
+        znodes::LeaderAndIsr s;
+        for (BrokerId r : info.replicas) {
+          if (!alive(r)) continue;
+          if (s.leader == kNoBroker) s.leader = r;
+          s.isr.push_back(r);
+        }
+        s.leader_epoch = LeaderEpoch{0};
+        s.controller_epoch = epoch_;
+        zk_multi({zk::CreateOp{path(znodes::partition_state_path(tp)),
+                               znodes::encode_partition_state(s), zk::CreateMode::persistent}},
+                 [this, tp, s, batch, step](zk::Error e, const std::vector<zk::Error>&) {
+                   if (e == zk::Error::ok) {
+                     PartitionInfo& info = partitions_[tp];
+                     info.state = s;
+                     info.zk_version = 0;
+                     trace_state(tp, "new");
+                     add_leader_and_isr(batch, tp, /*is_new=*/true);
+                     step();
+                     return;
+                   }
+                   // Someone (an earlier controller) created it: adopt it.
+                   load_states({tp}, [this, tp, batch, step] {
+                     if (partitions_[tp].state) add_leader_and_isr(batch, tp);
+                     step();
+                   });
+                 });
+      });
+    });
+  }
+}
+
+// --- ISR change notifications -------------------------------------------------------
+
+void Controller::on_isr_change(Done done) {
+  zk_get_children(znodes::kIsrChangeNotification, true,
+                  [this, done](zk::Error e, const std::vector<std::string>& children) {
+                    if (e != zk::Error::ok || children.empty()) {
+                      done();
+                      return;
+                    }
+                    auto changed = std::make_shared<std::set<TopicPartition>>();
+                    auto step = join(children.size(), [this, changed, done] {
+                      std::vector<TopicPartition> tps(changed->begin(), changed->end());
+                      load_states(tps, [this, tps, done] {
+                        auto batch = std::make_shared<Batch>();
+                        for (const TopicPartition& tp : tps) {
+                          if (partitions_[tp].state) batch->metadata.insert(tp);
+                        }
+                        send(*batch);
+                        done();
+                      });
+                    });
+                    for (const std::string& c : children) {
+                      const std::string p = znodes::kIsrChangeNotification + "/" + c;
+                      zk_get_data(p, false, [this, p, changed, step](zk::Error e, const std::string& data,
+                                                                     const std::optional<zk::Stat>&) {
+                        if (e == zk::Error::ok) {
+                          if (auto tps = znodes::decode_isr_change(data)) {
+                            for (const TopicPartition& tp : *tps) {
+                              if (partitions_.count(tp) != 0) changed->insert(tp);
+                            }
+                          }
+                        }
+                        zk_remove(p, [step](zk::Error) { step(); });
+                      });
+                    }
+                  });
+}
+
+// --- elections and ISR changes -------------------------------------------------------
+
+bool Controller::unclean_allowed(const std::string& topic) const {
+  bool allowed = env_.config->log.unclean_leader_election;
+  auto it = topic_configs_.find(topic);
+  if (it != topic_configs_.end()) {
+    auto v = it->second.find("unclean.leader.election.enable");
+    if (v != it->second.end()) allowed = v->second == "true";
+  }
+  return allowed;
+}
+
+void Controller::elect(std::vector<TopicPartition> tps, ElectionKind kind, const BatchPtr& batch,
+                       Done done) {
+  Decide decide = [this, kind](const TopicPartition& tp,
+                               const PartitionInfo& info) -> std::optional<znodes::LeaderAndIsr> {
+    if (!info.state) return std::nullopt;
+    const znodes::LeaderAndIsr& cur = *info.state;
+    znodes::LeaderAndIsr next = cur;
+    next.leader = kNoBroker;
+    switch (kind) {
+      case ElectionKind::offline: {
+        if (alive(cur.leader)) return std::nullopt;  // settled meanwhile
+        std::vector<BrokerId> live_isr;
+        for (BrokerId r : cur.isr) {
+          if (alive(r)) live_isr.push_back(r);
+        }
+        for (BrokerId r : info.replicas) {
+          if (alive(r) && contains(live_isr, r)) {
+            next.leader = r;
+            break;
+          }
+        }
+        if (next.leader != kNoBroker) {
+          next.isr = live_isr;
+        } else if (unclean_allowed(tp.topic)) {
+          for (BrokerId r : info.replicas) {
+            if (alive(r)) {
+              next.leader = r;
+              break;
+            }
+          }
+          if (next.leader == kNoBroker) return std::nullopt;
+          next.isr = {next.leader};
+          env_.ctx->trace("unclean_leader_election",
+                          {{"partition", to_string(tp)}, {"leader", next.leader}});
+        } else {
+          env_.ctx->trace("partition_offline", {{"partition", to_string(tp)},
+                                                {"isr", join_ids(cur.isr)}});
+          return std::nullopt;
+        }
+        break;
+      }
+      case ElectionKind::controlled_shutdown: {
+        if (!shutting_down_.count(cur.leader)) return std::nullopt;
+        for (BrokerId r : info.replicas) {
+          if (alive(r) && contains(cur.isr, r) && shutting_down_.count(r) == 0) {
+            next.leader = r;
+            break;
+          }
+        }
+        if (next.leader == kNoBroker) return std::nullopt;
+        next.isr.clear();
+        for (BrokerId r : cur.isr) {
+          if (shutting_down_.count(r) == 0) next.isr.push_back(r);
+        }
+        break;
+      }
+      case ElectionKind::preferred: {
+        if (info.replicas.empty()) return std::nullopt;
+        const BrokerId preferred = info.replicas.front();
+        if (cur.leader == preferred || !alive(preferred) || !contains(cur.isr, preferred) ||
+            shutting_down_.count(preferred) != 0) {
+          return std::nullopt;
+        }
+        next.leader = preferred;
+        break;
+      }
+    }
+    next.leader_epoch = LeaderEpoch{cur.leader_epoch.value + 1};
+    next.controller_epoch = epoch_;
+    return next;
+  };
+  update_states(std::move(tps), std::move(decide), batch, std::move(done));
+}
+
+void Controller::remove_from_isr(std::vector<TopicPartition> tps, BrokerId replica,
+                                 const BatchPtr& batch, Done done) {
+  Decide decide = [this, replica](const TopicPartition&,
+                                  const PartitionInfo& info) -> std::optional<znodes::LeaderAndIsr> {
+    if (!info.state || !contains(info.state->isr, replica)) return std::nullopt;
+    znodes::LeaderAndIsr next = *info.state;
+    if (next.leader == replica) next.leader = kNoBroker;
+    // The last ISR member stays: it is the one that has all the data.
+    if (next.isr.size() > 1) {
+      next.isr.erase(std::remove(next.isr.begin(), next.isr.end(), replica), next.isr.end());
+    }
+    next.leader_epoch = LeaderEpoch{next.leader_epoch.value + 1};
+    next.controller_epoch = epoch_;
+    return next;
+  };
+  update_states(std::move(tps), std::move(decide), batch, [batch, replica, done] {
+    done();
+  }, 0);
+  (void)replica;
+}
+
+void Controller::update_states(std::vector<TopicPartition> tps, Decide decide,
+                               const BatchPtr& batch, Done done, int attempt) {
+  std::vector<std::pair<TopicPartition, znodes::LeaderAndIsr>> writes;
+  for (const TopicPartition& tp : tps) {
+    auto it = partitions_.find(tp);
+    if (it == partitions_.end()) continue;
+    if (auto next = decide(tp, it->second)) writes.emplace_back(tp, *next);
+  }
+  auto retry = std::make_shared<std::vector<TopicPartition>>();
+  auto step = join(writes.size(), [this, retry, decide, batch, done, attempt] {
+    if (retry->empty() || attempt >= 5) {
+      done();
+      return;
+    }
+    // A leader changed the ISR under us: read the state again and decide anew.
+    load_states(*retry, [this, retry, decide, batch, done, attempt] {
+      update_states(*retry, decide, batch, done, attempt + 1);
+    });
+  });
+  for (auto& [tp, next] : writes) {
+    const int32_t version = partitions_[tp].zk_version;
+    zk_multi({zk::SetDataOp{path(znodes::partition_state_path(tp)),
+                            znodes::encode_partition_state(next), version}},
+             [this, tp = tp, next = next, batch, retry, step](zk::Error e,
+                                                              const std::vector<zk::Error>&) {
+               if (e == zk::Error::ok) {
+                 PartitionInfo& info = partitions_[tp];
+                 info.state = next;
+                 info.zk_version += 1;
+                 trace_state(tp, "controller");
+                 add_leader_and_isr(batch, tp);
+               } else {
+                 retry->push_back(tp);
+               }
+               step();
+             });
+  }
+}
+
+// --- requests to brokers ---------------------------------------------------------------
+
+PartitionState Controller::state_of(const TopicPartition& tp, bool is_new) const {
+  const PartitionInfo& info = partitions_.at(tp);
+  PartitionState s;
+  s.tp = tp;
+  s.replicas = info.replicas;
+  s.zk_version = info.zk_version;
+  s.is_new = is_new;
+  if (info.state) {
+    s.controller_epoch = info.state->controller_epoch;
+    s.leader = info.state->leader;
+    s.leader_epoch = info.state->leader_epoch;
+    s.isr = info.state->isr;
+  } else {
+    s.leader_epoch = LeaderEpoch{-1};
+  }
+  return s;
+}
+
+void Controller::add_leader_and_isr(const BatchPtr& batch, const TopicPartition& tp, bool is_new,
+                                    BrokerId except) {
+  const PartitionInfo& info = partitions_.at(tp);
+  for (BrokerId r : info.replicas) {
+    if (!alive(r) || r == except) continue;
+    auto& list = batch->leader_and_isr[r];
+    // A later decision in the same batch replaces an earlier one.
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [&](const PartitionState& s) { return s.tp == tp; }),
+               list.end());
+    list.push_back(state_of(tp, is_new));
+  }
+  batch->metadata.insert(tp);
+}
+
+std::vector<LiveBroker> Controller::live_list() const {
+  std::vector<LiveBroker> out;
+  for (const auto& [id, reg] : live_) out.push_back({id, reg.first});
+  return out;
+}
+
+void Controller::send(const Batch& batch) {
+  if (!active_) return;
+  const BrokerId me = env_.config->broker_id;
+  for (const auto& [broker, states] : batch.leader_and_isr) {
+    if (!alive(broker) || states.empty()) continue;
+    LeaderAndIsrRequest r{me, epoch_, states, {}};
+    std::set<BrokerId> leaders;
+    for (const PartitionState& s : states) {
+      if (alive(s.leader)) leaders.insert(s.leader);
+    }
+    for (BrokerId l : leaders) r.live_leaders.push_back({l, live_.at(l).first});
+    send_request(broker, std::move(r));
+  }
+  if (batch.metadata_to_all || !batch.metadata.empty()) {
+    std::vector<PartitionState> states;
+    for (const TopicPartition& tp : batch.metadata) {
+      if (partitions_.at(tp).state) states.push_back(state_of(tp));
+    }
+    for (const auto& [broker, _] : live_) {
+      send_request(broker, UpdateMetadataRequest{me, epoch_, states, live_list()});
+    }
+  }
+  for (const auto& [broker, tps] : batch.stop_replica) {
+    if (alive(broker)) send_request(broker, StopReplicaRequest{me, epoch_, false, tps});
+  }
+}
+
+void Controller::send_request(BrokerId to, Request request) {
+  auto it = live_.find(to);
+  if (it == live_.end() || !active_) return;
+  const Endpoint& ep = it->second.first;
+  auto copy = std::make_shared<Request>(request);
+  channel_.send(to, NodeAddress{ep.host, ep.port}, std::move(request),
+                [this, to, copy](SendError error, const Response*) {
+                  if (error == SendError::none || !active_ || !alive(to)) return;
+                  // RequestSendThread keeps resending to a live broker.
+                  env_.ctx->after(kResendDelay, [this, to, copy] {
+                    if (active_ && alive(to)) send_request(to, *copy);
+                  });
+                });
+}
+
+// --- controlled shutdown ---------------------------------------------------------------
+
+void Controller::controlled_shutdown(BrokerId id, int64_t broker_epoch,
+                                     std::function<void(ControlledShutdownResponse)> reply) {
+  (void)broker_epoch;
+  enqueue("ControlledShutdown", [this, id, reply](Done done) {
+    do_controlled_shutdown(id, reply, std::move(done));
+  });
+}
+
+void Controller::do_controlled_shutdown(BrokerId id,
+                                        std::function<void(ControlledShutdownResponse)> reply,
+                                        Done done) {
+  if (!alive(id)) {
+    reply(ControlledShutdownResponse{ErrorCode::broker_not_available, {}});
+    done();
+    return;
+  }
+  shutting_down_.insert(id);
+  env_.ctx->trace("controlled_shutdown", {{"broker", id}});
+  std::vector<TopicPartition> led, followed;
+  for (const auto& [tp, info] : partitions_) {
+    if (!info.state || info.replicas.size() <= 1 || !contains(info.replicas, id)) continue;
+    (info.state->leader == id ? led : followed).push_back(tp);
+  }
+  auto batch = std::make_shared<Batch>();
+  elect(led, ElectionKind::controlled_shutdown, batch, [this, id, followed, batch, reply, done] {
+    for (const TopicPartition& tp : followed) batch->stop_replica[id].push_back(tp);
+    remove_from_isr(followed, id, batch, [this, id, batch, reply, done] {
+      // The broker going down hears only StopReplica, as in Kafka.
+      for (auto& [b, states] : batch->leader_and_isr) {
+        if (b == id) {
+          std::vector<PartitionState> keep;
+          for (const PartitionState& s : states) {
+            if (s.leader == id || contains(s.isr, id)) keep.push_back(s);
+          }
+          states = keep;
+        }
+      }
+      send(*batch);
+      ControlledShutdownResponse r;
+      for (const auto& [tp, info] : partitions_) {
+        if (info.state && info.state->leader == id && info.replicas.size() > 1) {
+          r.remaining.push_back(tp);
+        }
+      }
+      reply(r);
+      done();
+    });
+  });
+}
+
+// --- preferred leader rebalance ----------------------------------------------------------
+
+void Controller::schedule_rebalance(sim::Duration delay) {
+  if (!env_.config->auto_leader_rebalance_enable || !active_) return;
+  env_.ctx->cancel(rebalance_timer_);
+  rebalance_timer_ = env_.ctx->after(delay, [this] {
+    if (!active_) return;
+    enqueue("AutoPreferredReplicaLeaderElection",
+            [this](Done done) { auto_rebalance(std::move(done)); });
+  });
+}
+
+void Controller::auto_rebalance(Done done) {
+  std::vector<TopicPartition> elect_these;
+  for (const auto& [broker, _] : live_) {
+    int64_t total = 0, not_led = 0;
+    std::vector<TopicPartition> candidates;
+    for (const auto& [tp, info] : partitions_) {
+      if (!info.state || info.replicas.empty() || info.replicas.front() != broker) continue;
+      ++total;
+      if (info.state->leader != broker) {
+        ++not_led;
+        if (contains(info.state->isr, broker) && shutting_down_.count(broker) == 0) {
+          candidates.push_back(tp);
+        }
+      }
+    }
+    if (total == 0) continue;
+    if (not_led * 100 > static_cast<int64_t>(env_.config->leader_imbalance_per_broker_percentage) * total) {
+      elect_these.insert(elect_these.end(), candidates.begin(), candidates.end());
+    }
+  }
+  const sim::Duration interval =
+      sim::Duration::seconds(env_.config->leader_imbalance_check_interval_seconds);
+  if (elect_these.empty()) {
+    schedule_rebalance(interval);
+    done();
+    return;
+  }
+  env_.ctx->trace("preferred_replica_election", {{"partitions", static_cast<int64_t>(elect_these.size())}});
+  auto batch = std::make_shared<Batch>();
+  elect(elect_these, ElectionKind::preferred, batch, [this, batch, interval, done] {
+    send(*batch);
+    schedule_rebalance(interval);
+    done();
+  });
+}
+
+void Controller::trace_state(const TopicPartition& tp, const char* why) {
+  const PartitionInfo& info = partitions_.at(tp);
+  if (!info.state) return;
+  env_.ctx->trace("partition_state", {{"partition", to_string(tp)},
+                                      {"leader", info.state->leader},
+                                      {"leader_epoch", info.state->leader_epoch.value},
+                                      {"isr", join_ids(info.state->isr)},
+                                      {"controller_epoch", info.state->controller_epoch.value},
+                                      {"by", why}});
+}
+
+}  // namespace kafka

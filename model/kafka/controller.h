@@ -1,0 +1,166 @@
+// The Kafka controller in ZooKeeper mode (kafka.controller.KafkaController,
+// 2.x/3.x): one broker at a time, elected through the /controller ephemeral
+// znode, holding controller epoch N (the /controller_epoch it bumped when it
+// won).
+//
+// Like Kafka's ControllerEventManager it processes one event at a time from
+// its own queue: startup (failover), broker change, topic change, ISR change
+// notification, controlled shutdown, preferred-leader rebalance. An event may
+// wait on ZooKeeper; the next one starts only when it has finished.
+//
+// Every ZooKeeper write it makes is a multi that first checks the version of
+// /controller_epoch it created, so a controller that has been replaced (a
+// zombie back from a long pause) fails its writes and resigns; every request
+// it sends carries its epoch, and brokers that have seen a newer one ignore it.
+//
+// Leader election follows kafka.controller.Election:
+//   offline:             the first replica in assignment order that is live
+//                        and in the ISR; failing that, if unclean election is
+//                        enabled for the topic, the first live replica (new
+//                        ISR: just it); otherwise none: the partition stays
+//                        offline (leader -1);
+//   controlled shutdown: the first live ISR member not shutting down; the new
+//                        ISR drops the brokers shutting down;
+//   preferred:           the first replica in assignment order, if live and
+//                        in the ISR.
+// Removing a replica from the ISR (it went offline) keeps the last ISR member
+// (KAFKA-... "never shrink the ISR to empty") and sets leader -1 if it led.
+// Every change bumps leader_epoch by one.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/kafka/config.h"
+#include "model/kafka/network_client.h"
+#include "model/kafka/znodes.h"
+#include "model/zk/client.h"
+
+namespace kafka {
+
+class Controller {
+ public:
+  struct Environment {
+    sim::ProcessContext* ctx = nullptr;
+    zk::Client* zk = nullptr;
+    std::string chroot;
+    const BrokerConfig* config = nullptr;
+    // Asks the owning broker to drop this controller (it lost /controller,
+    // or a fenced write showed another controller has taken over).
+    std::function<void(const std::string& why)> resign;
+  };
+
+  Controller(Environment env, ControllerEpoch epoch, int32_t epoch_zk_version);
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Queues the failover: load the cluster state and act on it.
+  void start();
+  // Stops acting: nothing more is sent or written.
+  void stop();
+  bool active() const { return active_; }
+
+  // A watch fired for one of the controller's paths (chroot removed).
+  // Returns true when the path was one of its.
+  bool on_watch(const zk::WatchEvent& event);
+  void controlled_shutdown(BrokerId id, int64_t broker_epoch,
+                           std::function<void(ControlledShutdownResponse)> reply);
+
+  NetworkClient& channel() { return channel_; }
+
+  // --- inspection -------------------------------------------------------------
+  ControllerEpoch epoch() const { return epoch_; }
+  const std::map<BrokerId, std::pair<Endpoint, int64_t>>& live_brokers() const { return live_; }
+  struct PartitionInfo {
+    std::vector<BrokerId> replicas;
+    std::optional<znodes::LeaderAndIsr> state;  // none while the partition is new
+    int32_t zk_version = -1;
+  };
+  const std::map<TopicPartition, PartitionInfo>& partitions() const { return partitions_; }
+
+ private:
+  using Done = std::function<void()>;
+  using Step = std::function<void(Done)>;
+  enum class ElectionKind { offline, controlled_shutdown, preferred };
+  struct Batch {
+    std::map<BrokerId, std::vector<PartitionState>> leader_and_isr;
+    std::set<TopicPartition> metadata;  // partitions for UpdateMetadata
+    bool metadata_to_all = false;       // send UpdateMetadata even if no partition changed
+    std::map<BrokerId, std::vector<TopicPartition>> stop_replica;
+  };
+  using BatchPtr = std::shared_ptr<Batch>;
+
+  void enqueue(std::string name, Step step);
+  void process_next();
+
+  std::string path(const std::string& p) const { return env_.chroot + p; }
+  bool alive(BrokerId b) const { return live_.count(b) != 0; }
+  PartitionState state_of(const TopicPartition& tp, bool is_new = false) const;
+  bool unclean_allowed(const std::string& topic) const;
+
+  // --- steps ----------------------------------------------------------------------
+  void failover(Done done);
+  void load_brokers(std::function<void(std::map<BrokerId, std::pair<Endpoint, int64_t>>)> then);
+  void load_topics(const std::vector<std::string>& topics, Done done);
+  void load_states(std::vector<TopicPartition> tps, Done done);
+  void on_broker_change(Done done);
+  void on_broker_startup(const std::vector<BrokerId>& brokers, const BatchPtr& batch, Done done);
+  void on_broker_failure(const std::vector<BrokerId>& brokers, const BatchPtr& batch, Done done);
+  void on_topic_change(Done done);
+  void on_isr_change(Done done);
+  void auto_rebalance(Done done);
+  void do_controlled_shutdown(BrokerId id, std::function<void(ControlledShutdownResponse)> reply,
+                              Done done);
+
+  // Creates the state znodes of new partitions and makes them online.
+  void create_partitions(std::vector<TopicPartition> tps, const BatchPtr& batch, Done done);
+  // Elects leaders for `tps` and writes the results, retrying a partition
+  // whose state changed under us.
+  void elect(std::vector<TopicPartition> tps, ElectionKind kind, const BatchPtr& batch, Done done);
+  // Removes `replica` from the ISR of `tps` (OfflineReplica).
+  void remove_from_isr(std::vector<TopicPartition> tps, BrokerId replica, const BatchPtr& batch, Done done);
+  // Computes a partition's new state; nullopt: leave it as it is.
+  using Decide = std::function<std::optional<znodes::LeaderAndIsr>(const TopicPartition&,
+                                                                    const PartitionInfo&)>;
+  void update_states(std::vector<TopicPartition> tps, Decide decide, const BatchPtr& batch, Done done,
+                     int attempt = 0);
+  void add_leader_and_isr(const BatchPtr& batch, const TopicPartition& tp, bool is_new = false,
+                          BrokerId except = kNoBroker);
+  void send(const Batch& batch);
+  void send_request(BrokerId to, Request request);
+  void schedule_rebalance(sim::Duration delay);
+  // A fenced write failed: another controller has taken over.
+  void moved(const std::string& why);
+  std::vector<LiveBroker> live_list() const;
+  void trace_state(const TopicPartition& tp, const char* why);
+  // ZooKeeper calls that retry on CONNECTIONLOSS while this controller is
+  // active (Kafka's ZooKeeperClient resends once reconnected).
+  void zk_get_data(const std::string& p, bool watch, zk::Client::DataDone done);
+  void zk_get_children(const std::string& p, bool watch, zk::Client::ChildrenDone done);
+  void zk_multi(std::vector<zk::WriteOp> ops, zk::Client::MultiDone done);
+  void zk_create(const std::string& p, const std::string& data, zk::Client::CreateDone done);
+  void zk_remove(const std::string& p, zk::Client::Done done);
+
+  Environment env_;
+  ControllerEpoch epoch_;
+  int32_t epoch_zk_version_;
+  bool active_ = true;
+  bool busy_ = false;
+  std::deque<std::pair<std::string, Step>> queue_;
+  NetworkClient channel_;
+
+  std::map<BrokerId, std::pair<Endpoint, int64_t>> live_;  // endpoint, broker epoch
+  std::set<BrokerId> shutting_down_;
+  std::set<std::string> topics_;
+  std::map<std::string, std::map<std::string, std::string>> topic_configs_;
+  std::map<TopicPartition, PartitionInfo> partitions_;
+  sim::TimerId rebalance_timer_;
+};
+
+}  // namespace kafka

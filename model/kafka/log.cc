@@ -1,0 +1,672 @@
+// PartitionLog: segments, flush policy, retention, truncation and recovery,
+// after kafka.log.Log / LocalLog / LogLoader and LeaderEpochFileCache.
+//
+// Choices worth knowing (each also noted where it is made):
+//   - A log that has never been written has no segment file; the first append
+//     creates one at log_end(). Every truncation and retention pass leaves at
+//     least one (possibly empty) segment, as Kafka does, so that a restart
+//     reads the log start offset back from the first segment's base.
+//   - advance_log_start keeps the records below the new log start in their
+//     segment file until the whole segment goes (Kafka does too); there is no
+//     log-start-offset-checkpoint, so a restarted replica may come back with
+//     a lower log start offset, the first segment's base.
+//   - load() checks every record, not only those past the recovery point, and
+//     sets the recovery point from what the disk reports as durable.
+#include "model/kafka/log.h"
+
+#include <algorithm>
+#include <charconv>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "sim/assert.h"
+
+namespace kafka {
+namespace {
+
+constexpr std::string_view kSegmentSuffix = ".log";
+constexpr size_t kBaseOffsetDigits = 20;
+constexpr size_t kRecordFields = 8;
+
+int64_t now_ms_of(const sim::ProcessContext& ctx) { return ctx.now().since_start().ms(); }
+
+// Parses one whole decimal field into `out`; false for anything else (empty,
+// a sign where the type has none, trailing characters, out of range).
+template <typename T>
+bool parse_field(std::string_view s, T& out) {
+  if (s.empty()) return false;
+  const char* end = s.data() + s.size();
+  const auto [ptr, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && ptr == end;
+}
+
+// Splits on `sep`, keeping empty fields.
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (true) {
+    const size_t at = s.find(sep, start);
+    if (at == std::string_view::npos) {
+      out.push_back(s.substr(start));
+      return out;
+    }
+    out.push_back(s.substr(start, at - start));
+    start = at + 1;
+  }
+}
+
+// "00000000000000000391.log" -> 391; nullopt for any other name.
+std::optional<int64_t> parse_segment_name(std::string_view name) {
+  if (name.size() != kBaseOffsetDigits + kSegmentSuffix.size()) return std::nullopt;
+  if (name.substr(kBaseOffsetDigits) != kSegmentSuffix) return std::nullopt;
+  int64_t base = 0;
+  if (!parse_field(name.substr(0, kBaseOffsetDigits), base) || base < 0) return std::nullopt;
+  return base;
+}
+
+std::optional<EpochEntry> parse_epoch_line(std::string_view line) {
+  const std::vector<std::string_view> fields = split(line, ' ');
+  if (fields.size() != 2) return std::nullopt;
+  int64_t epoch = 0;
+  int64_t start = 0;
+  if (!parse_field(fields[0], epoch) || !parse_field(fields[1], start)) return std::nullopt;
+  if (epoch < 0 || start < 0) return std::nullopt;
+  return EpochEntry{LeaderEpoch{epoch}, Offset{start}};
+}
+
+void add_to_segment(SegmentInfo& info, const Record& r) {
+  info.bytes += r.size;
+  info.records += 1;
+  if (info.first_timestamp_ms < 0) info.first_timestamp_ms = r.timestamp_ms;
+  info.max_timestamp_ms = std::max(info.max_timestamp_ms, r.timestamp_ms);
+}
+
+}  // namespace
+
+// --- records on disk ---------------------------------------------------------
+
+std::string encode_record(const Record& r) {
+  return fmt::format("{},{},{},{},{},{},{},{}", r.offset.value, r.leader_epoch.value,
+                     r.timestamp_ms, r.producer_id, r.producer_epoch, r.sequence, r.value, r.size);
+}
+
+std::optional<Record> decode_record(const std::string& s) {
+  const std::vector<std::string_view> f = split(s, ',');
+  if (f.size() != kRecordFields) return std::nullopt;
+  Record r;
+  int64_t offset = 0;
+  int64_t epoch = 0;
+  if (!parse_field(f[0], offset) || !parse_field(f[1], epoch) ||
+      !parse_field(f[2], r.timestamp_ms) || !parse_field(f[3], r.producer_id) ||
+      !parse_field(f[4], r.producer_epoch) || !parse_field(f[5], r.sequence) ||
+      !parse_field(f[6], r.value) || !parse_field(f[7], r.size)) {
+    return std::nullopt;
+  }
+  if (offset < 0 || epoch < kNoLeaderEpoch.value || r.size < 0) return std::nullopt;
+  r.offset = Offset{offset};
+  r.leader_epoch = LeaderEpoch{epoch};
+  return r;
+}
+
+// --- construction, paths -----------------------------------------------------
+
+PartitionLog::PartitionLog(sim::ProcessContext& ctx, std::string dir, LogConfig config)
+    : ctx_(ctx), dir_(std::move(dir)), config_(config), last_flush_ms_(now_ms_of(ctx)) {}
+
+std::string PartitionLog::segment_path(Offset base) const {
+  return fmt::format("{}/{:0{}}{}", dir_, base.value, kBaseOffsetDigits, kSegmentSuffix);
+}
+
+std::string PartitionLog::epoch_checkpoint_path() const {
+  return dir_ + "/leader-epoch-checkpoint";
+}
+
+size_t PartitionLog::segment_index(Offset o) const {
+  SIM_ASSERT(!segments_.empty(), "{}: no segment", dir_);
+  auto it = std::upper_bound(segments_.begin(), segments_.end(), o,
+                             [](Offset v, const SegmentInfo& s) { return v < s.base; });
+  if (it == segments_.begin()) return 0;
+  return static_cast<size_t>(it - segments_.begin()) - 1;
+}
+
+// --- load (kafka.log.LogLoader) ----------------------------------------------
+
+PartitionLog::LoadResult PartitionLog::load() {
+  LoadResult result;
+  sim::Disk& disk = ctx_.disk();
+  const sim::Time now = ctx_.now();
+
+  records_.clear();
+  bytes_through_.clear();
+  segments_.clear();
+  epochs_.clear();
+  flushes_in_flight_.clear();
+  log_start_ = Offset{0};
+
+  const std::string prefix = dir_ + "/";
+  std::vector<int64_t> bases;
+  for (const std::string& path : disk.list(prefix)) {
+    if (auto base = parse_segment_name(std::string_view(path).substr(prefix.size()))) {
+      bases.push_back(*base);
+    }
+  }
+  std::sort(bases.begin(), bases.end());
+
+  // Segments are read in order; the first record that is torn, unreadable or
+  // out of sequence ends the log. Its segment is cut there and every later
+  // segment is deleted (a segment whose base does not continue the log is
+  // damage too: the records before it were lost).
+  bool damaged = false;
+  for (const int64_t base_value : bases) {
+    const Offset base{base_value};
+    const std::string path = segment_path(base);
+    sim::File& file = disk.open(path);
+    if (damaged || (!segments_.empty() && base != log_end())) {
+      damaged = true;
+      result.truncated_records += static_cast<int64_t>(file.size());
+      result.deleted_segments += 1;
+      disk.remove(path);
+      ctx_.trace("segment_deleted", {{"dir", dir_}, {"base", base.value}, {"reason", "recovery"}});
+      continue;
+    }
+    if (segments_.empty()) log_start_ = base;
+    SegmentInfo info{base};
+    size_t good = 0;
+    for (const sim::Record& disk_record : file.records()) {
+      std::optional<Record> r;
+      if (disk_record.intact) r = decode_record(disk_record.data);
+      if (!r || r->offset != base + static_cast<int64_t>(good)) {
+        damaged = true;
+        break;
+      }
+      add_to_segment(info, *r);
+      bytes_through_.push_back((bytes_through_.empty() ? 0 : bytes_through_.back()) + r->size);
+      records_.push_back(*r);
+      ++good;
+    }
+    if (good < file.size()) {
+      result.truncated_records += static_cast<int64_t>(file.size() - good);
+      file.truncate(good, now);
+    }
+    segments_.push_back(info);
+  }
+  result.records = static_cast<int64_t>(records_.size());
+  if (result.truncated_records > 0 || result.deleted_segments > 0) {
+    ctx_.trace("log_recovered", {{"dir", dir_},
+                                 {"log_end", log_end().value},
+                                 {"truncated_records", result.truncated_records},
+                                 {"deleted_segments", result.deleted_segments}});
+  }
+
+  // The recovery point: the longest prefix the disk reports as durable. After
+  // a power loss that is everything read back; after a kill the page cache
+  // may still hold unsynced records, which a later power loss could take.
+  recovery_point_ = log_start_;
+  for (const SegmentInfo& s : segments_) {
+    const size_t durable = disk.open(segment_path(s.base)).durable_size();
+    if (durable < static_cast<size_t>(s.records)) {
+      recovery_point_ = std::max(recovery_point_, s.base + static_cast<int64_t>(durable));
+      break;
+    }
+    recovery_point_ = s.base + s.records;
+  }
+  unflushed_messages_ = log_end() - recovery_point_;
+  last_flush_ms_ = now_ms_of(ctx_);
+
+  // The epoch cache: unreadable or non-monotonic lines are skipped, then the
+  // cache is cut to the log end (LeaderEpochFileCache.truncateFromEnd(LEO),
+  // which removes every entry starting at or above it).
+  bool epochs_changed = false;
+  if (sim::File* f = disk.find(epoch_checkpoint_path())) {
+    for (const sim::Record& line : f->records()) {
+      std::optional<EpochEntry> e;
+      if (line.intact) e = parse_epoch_line(line.data);
+      if (!e || (!epochs_.empty() && (e->epoch <= epochs_.back().epoch ||
+                                      e->start_offset < epochs_.back().start_offset))) {
+        epochs_changed = true;
+        continue;
+      }
+      epochs_.push_back(*e);
+    }
+  }
+  while (!epochs_.empty() && epochs_.back().start_offset >= log_end()) {
+    epochs_.pop_back();
+    epochs_changed = true;
+  }
+  if (epochs_changed) write_epoch_checkpoint();
+
+  check_invariants();
+  return result;
+}
+
+// --- reading -----------------------------------------------------------------
+
+const Record* PartitionLog::at(Offset o) const {
+  if (o < log_start_ || o >= log_end()) return nullptr;
+  return &records_[static_cast<size_t>(o - log_start_)];
+}
+
+std::vector<Record> PartitionLog::read(Offset from, Offset upto, int64_t max_bytes) const {
+  const Offset lo = std::max(from, log_start_);
+  const Offset hi = std::min(upto, log_end());
+  std::vector<Record> out;
+  int64_t bytes = 0;
+  for (Offset o = lo; o < hi; o = o + 1) {
+    const Record& r = records_[static_cast<size_t>(o - log_start_)];
+    if (!out.empty() && bytes + r.size > max_bytes) break;
+    out.push_back(r);
+    bytes += r.size;
+  }
+  return out;
+}
+
+int64_t PartitionLog::bytes_between(Offset from, Offset upto) const {
+  const Offset lo = std::max(from, log_start_);
+  const Offset hi = std::min(upto, log_end());
+  if (lo >= hi) return 0;
+  const size_t first = static_cast<size_t>(lo - log_start_);
+  const size_t last = static_cast<size_t>(hi - log_start_) - 1;
+  const int64_t before = bytes_through_[first] - records_[first].size;
+  return bytes_through_[last] - before;
+}
+
+// What the segment files hold, including records below the log start offset
+// that are still in the first segment (Kafka's Log.size does the same).
+int64_t PartitionLog::size_bytes() const {
+  int64_t total = 0;
+  for (const SegmentInfo& s : segments_) total += s.bytes;
+  return total;
+}
+
+// --- appending ---------------------------------------------------------------
+
+Offset PartitionLog::append_as_leader(std::vector<Record> records, LeaderEpoch epoch,
+                                      int64_t now_ms) {
+  const Offset first = log_end();
+  if (records.empty()) return first;
+  int64_t batch_bytes = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    Record& r = records[i];
+    SIM_ASSERT(r.size >= 0, "{}: record of negative size {}", dir_, r.size);
+    r.offset = first + static_cast<int64_t>(i);
+    r.leader_epoch = epoch;
+    r.timestamp_ms = now_ms;
+    batch_bytes += r.size;
+  }
+  maybe_roll(batch_bytes, now_ms);
+  // Log.append assigns the batch's epoch for a leader as for a follower; the
+  // caller has normally done it already with assign_epoch.
+  if (assign_epoch_entry(epoch, first)) write_epoch_checkpoint();
+  append_to_active(records);
+  if (unflushed_messages_ >= config_.flush_interval_messages) flush();
+  check_invariants();
+  return first;
+}
+
+void PartitionLog::append_as_follower(const std::vector<Record>& records, int64_t now_ms) {
+  if (records.empty()) return;
+  int64_t batch_bytes = 0;
+  int64_t batch_max_timestamp_ms = -1;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const Record& r = records[i];
+    SIM_ASSERT(r.offset == log_end() + static_cast<int64_t>(i),
+               "{}: fetched record at offset {} does not continue the log end {}", dir_,
+               r.offset.value, (log_end() + static_cast<int64_t>(i)).value);
+    SIM_ASSERT(r.size >= 0, "{}: record of negative size {}", dir_, r.size);
+    batch_bytes += r.size;
+    batch_max_timestamp_ms = std::max(batch_max_timestamp_ms, r.timestamp_ms);
+  }
+  // segment.ms compares the batch's largest timestamp (the leader's clock)
+  // with the segment's first; now_ms stands in only for a batch without any.
+  maybe_roll(batch_bytes, batch_max_timestamp_ms >= 0 ? batch_max_timestamp_ms : now_ms);
+  bool epochs_changed = false;
+  for (const Record& r : records) epochs_changed |= assign_epoch_entry(r.leader_epoch, r.offset);
+  if (epochs_changed) write_epoch_checkpoint();
+  append_to_active(records);
+  if (unflushed_messages_ >= config_.flush_interval_messages) flush();
+  check_invariants();
+}
+
+void PartitionLog::maybe_roll(int64_t batch_bytes, int64_t batch_max_timestamp_ms) {
+  if (segments_.empty()) {
+    create_segment(log_end());
+    return;
+  }
+  const SegmentInfo& active = segments_.back();
+  if (active.records == 0) return;
+  // LogSegment.shouldRoll: size > segment.bytes - batch size, or (non-empty
+  // and) the batch's timestamp more than segment.ms past the segment's first.
+  if (active.bytes > config_.segment_bytes - batch_bytes) {
+    roll_segment("segment.bytes");
+  } else if (active.first_timestamp_ms >= 0 &&
+             batch_max_timestamp_ms - active.first_timestamp_ms > config_.segment_ms) {
+    roll_segment("segment.ms");
+  }
+}
+
+void PartitionLog::roll(int64_t /*now_ms*/) {
+  if (segments_.empty()) {
+    create_segment(log_end());
+  } else if (segments_.back().records > 0) {
+    roll_segment("requested");
+  }
+  check_invariants();
+}
+
+void PartitionLog::roll_segment(std::string_view reason) {
+  const Offset base = log_end();
+  create_segment(base);
+  ctx_.trace("segment_rolled", {{"dir", dir_}, {"base", base.value}, {"reason", reason}});
+  // Log.roll schedules flush-log up to the new segment's base offset.
+  flush_upto(base);
+}
+
+void PartitionLog::create_segment(Offset base) {
+  SIM_ASSERT(segments_.empty() || segments_.back().base < base,
+             "{}: new segment at {} not after the active one", dir_, base.value);
+  const std::string path = segment_path(base);
+  sim::Disk& disk = ctx_.disk();
+  // A fresh segment is empty: a stale file by that name (none should exist)
+  // is replaced, not continued.
+  if (const sim::File* stale = disk.find(path); stale != nullptr && stale->size() > 0) {
+    disk.remove(path);
+  }
+  disk.open(path);
+  segments_.push_back(SegmentInfo{base});
+}
+
+void PartitionLog::append_to_active(const std::vector<Record>& records) {
+  SIM_ASSERT(!segments_.empty(), "{}: append without a segment", dir_);
+  SegmentInfo& active = segments_.back();
+  sim::File& file = ctx_.disk().open(segment_path(active.base));
+  const sim::Time now = ctx_.now();
+  for (const Record& r : records) {
+    file.append(encode_record(r), now);
+    add_to_segment(active, r);
+    bytes_through_.push_back((bytes_through_.empty() ? 0 : bytes_through_.back()) + r.size);
+    records_.push_back(r);
+  }
+  unflushed_messages_ += static_cast<int64_t>(records.size());
+}
+
+// --- truncation --------------------------------------------------------------
+
+void PartitionLog::truncate_to(Offset o) {
+  if (o >= log_end()) return;
+  if (o < log_start_) {
+    // Log.truncateTo below the log start offset.
+    truncate_fully_and_start_at(o);
+    return;
+  }
+  for (const auto& weak : flushes_in_flight_) {
+    if (auto pending = weak.lock()) pending->target = std::min(pending->target, o);
+  }
+  while (log_end() > o) {
+    records_.pop_back();
+    bytes_through_.pop_back();
+  }
+  sim::Disk& disk = ctx_.disk();
+  // Segments starting above `o` go; the one holding `o` (or starting at it)
+  // is cut and becomes the active segment.
+  while (segments_.size() > 1 && segments_.back().base > o) {
+    const Offset base = segments_.back().base;
+    disk.remove(segment_path(base));
+    ctx_.trace("segment_deleted", {{"dir", dir_}, {"base", base.value}, {"reason", "truncate"}});
+    segments_.pop_back();
+  }
+  SegmentInfo& last = segments_.back();
+  SIM_ASSERT(last.base <= o, "{}: truncating to {} below the first segment {}", dir_, o.value,
+             last.base.value);
+  disk.open(segment_path(last.base)).truncate(static_cast<size_t>(o - last.base), ctx_.now());
+  last = scan_segment(last.base);
+
+  bool epochs_changed = false;
+  while (!epochs_.empty() && epochs_.back().start_offset >= o) {
+    epochs_.pop_back();
+    epochs_changed = true;
+  }
+  if (epochs_changed) write_epoch_checkpoint();
+
+  recovery_point_ = std::min(recovery_point_, o);
+  unflushed_messages_ = std::min(unflushed_messages_, log_end() - recovery_point_);
+  check_invariants();
+}
+
+void PartitionLog::truncate_fully_and_start_at(Offset o) {
+  SIM_ASSERT(o.value >= 0, "{}: log start {} is negative", dir_, o.value);
+  for (const auto& weak : flushes_in_flight_) {
+    if (auto pending = weak.lock()) pending->target = std::min(pending->target, o);
+  }
+  sim::Disk& disk = ctx_.disk();
+  for (const SegmentInfo& s : segments_) {
+    disk.remove(segment_path(s.base));
+    ctx_.trace("segment_deleted",
+               {{"dir", dir_}, {"base", s.base.value}, {"reason", "truncate_fully"}});
+  }
+  segments_.clear();
+  records_.clear();
+  bytes_through_.clear();
+  if (!epochs_.empty()) {
+    epochs_.clear();
+    write_epoch_checkpoint();
+  }
+  log_start_ = o;
+  recovery_point_ = o;
+  unflushed_messages_ = 0;
+  // Kafka opens the new, empty active segment at once, so that a restart
+  // reads the new log start offset back from its name.
+  create_segment(o);
+  check_invariants();
+}
+
+void PartitionLog::advance_log_start(Offset o) {
+  if (o <= log_start_) return;
+  if (o > log_end()) {
+    // Nothing of this log remains in the leader's: start over at `o`.
+    truncate_fully_and_start_at(o);
+    return;
+  }
+  drop_records_below(o);
+  // Log.deleteLogStartOffsetBreachedSegments: closed segments whose next
+  // segment starts at or below the log start offset. The active segment stays.
+  size_t n = 0;
+  while (n + 1 < segments_.size() && segments_[n + 1].base <= log_start_) ++n;
+  delete_oldest_segments(n, "log_start_offset");
+  check_invariants();
+}
+
+void PartitionLog::drop_records_below(Offset o) {
+  SIM_ASSERT(o <= log_end(), "{}: log start {} beyond log end {}", dir_, o.value,
+             log_end().value);
+  while (log_start_ < o) {
+    records_.pop_front();
+    bytes_through_.pop_front();
+    log_start_ = log_start_ + 1;
+  }
+}
+
+SegmentInfo PartitionLog::scan_segment(Offset base) {
+  SegmentInfo info{base};
+  const sim::File& file = ctx_.disk().open(segment_path(base));
+  for (const sim::Record& disk_record : file.records()) {
+    const std::optional<Record> r = decode_record(disk_record.data);
+    SIM_ASSERT(disk_record.intact && r.has_value(), "{}: unreadable record in live segment {}",
+               dir_, base.value);
+    add_to_segment(info, *r);
+  }
+  return info;
+}
+
+// --- leader epoch cache ------------------------------------------------------
+
+LeaderEpoch PartitionLog::latest_epoch() const {
+  return epochs_.empty() ? kNoLeaderEpoch : epochs_.back().epoch;
+}
+
+void PartitionLog::assign_epoch(LeaderEpoch epoch, Offset start) {
+  if (assign_epoch_entry(epoch, start)) write_epoch_checkpoint();
+  check_invariants();
+}
+
+bool PartitionLog::assign_epoch_entry(LeaderEpoch epoch, Offset start) {
+  if (epoch <= latest_epoch()) return false;
+  SIM_ASSERT(epoch.value >= 0 && start.value >= 0, "{}: bad epoch entry {} {}", dir_, epoch.value,
+             start.value);
+  // LeaderEpochFileCache.maybeTruncateNonMonotonicEntries: an entry starting at
+  // or after the new one held no records of its own; it is replaced.
+  while (!epochs_.empty() && epochs_.back().start_offset >= start) epochs_.pop_back();
+  epochs_.push_back(EpochEntry{epoch, start});
+  return true;
+}
+
+std::optional<std::pair<LeaderEpoch, Offset>> PartitionLog::end_offset_for_epoch(
+    LeaderEpoch requested) const {
+  auto it = std::upper_bound(
+      epochs_.begin(), epochs_.end(), requested,
+      [](LeaderEpoch e, const EpochEntry& entry) { return e < entry.epoch; });
+  if (it == epochs_.begin()) return std::nullopt;
+  const EpochEntry& floor = *(it - 1);
+  if (it == epochs_.end()) return std::make_pair(floor.epoch, log_end());
+  return std::make_pair(floor.epoch, it->start_offset);
+}
+
+void PartitionLog::write_epoch_checkpoint() {
+  std::vector<std::string> lines;
+  lines.reserve(epochs_.size());
+  for (const EpochEntry& e : epochs_) {
+    lines.push_back(fmt::format("{} {}", e.epoch.value, e.start_offset.value));
+  }
+  const std::string path = epoch_checkpoint_path();
+  ctx_.disk().open(path).rewrite(std::move(lines), ctx_.now());
+  ctx_.fsync(path, [] {});
+}
+
+// --- flush -------------------------------------------------------------------
+
+void PartitionLog::flush() {
+  last_flush_ms_ = now_ms_of(ctx_);
+  unflushed_messages_ = 0;
+  flush_upto(log_end());
+}
+
+void PartitionLog::maybe_flush_by_time(int64_t now_ms) {
+  if (config_.flush_interval_ms == INT64_MAX) return;
+  if (now_ms - last_flush_ms_ < config_.flush_interval_ms) return;
+  if (unflushed_messages_ == 0) return;
+  flush();
+}
+
+void PartitionLog::flush_upto(Offset end) {
+  end = std::min(end, log_end());
+  if (end <= recovery_point_ || segments_.empty()) return;
+  // Log.flush(offset) syncs logSegments(recoveryPoint, offset): the segment
+  // holding the recovery point (which also carries any unsynced truncation)
+  // and every later one starting below `end`.
+  std::vector<std::string> paths;
+  for (size_t i = segment_index(recovery_point_); i < segments_.size(); ++i) {
+    if (segments_[i].base >= end) break;
+    paths.push_back(segment_path(segments_[i].base));
+  }
+  auto pending = std::make_shared<PendingFlush>(PendingFlush{paths.size(), end});
+  std::erase_if(flushes_in_flight_, [](const auto& weak) { return weak.expired(); });
+  flushes_in_flight_.push_back(pending);
+  const std::weak_ptr<int> lifetime = lifetime_;
+  for (const std::string& path : paths) {
+    ctx_.fsync(path, [this, lifetime, pending] {
+      if (lifetime.expired()) return;
+      if (--pending->remaining > 0) return;
+      // Only forward, and never past what the log holds now.
+      recovery_point_ = std::max(recovery_point_, std::min(pending->target, log_end()));
+    });
+  }
+}
+
+// --- retention ---------------------------------------------------------------
+
+int PartitionLog::delete_expired_segments(int64_t now_ms) {
+  if (segments_.empty()) return 0;
+  int deleted = 0;
+  // How many of the oldest segments satisfy `pred`, in order; the active
+  // segment counts only when it is not empty (Log.deletableSegments).
+  auto leading = [this](auto&& pred) {
+    size_t n = 0;
+    while (n < segments_.size()) {
+      const SegmentInfo& s = segments_[n];
+      if (n + 1 == segments_.size() && s.records == 0) break;
+      if (!pred(s)) break;
+      ++n;
+    }
+    return n;
+  };
+  // retention.ms: the segment's newest record is older than the limit.
+  if (config_.retention_ms >= 0) {
+    const size_t n = leading([&](const SegmentInfo& s) {
+      return now_ms - s.max_timestamp_ms > config_.retention_ms;
+    });
+    deleted += delete_oldest_segments(n, "retention.ms");
+  }
+  // retention.bytes: drop the oldest while what is left still reaches the
+  // limit (Log.deleteRetentionSizeBreachedSegments).
+  if (config_.retention_bytes >= 0) {
+    int64_t excess = size_bytes() - config_.retention_bytes;
+    if (excess >= 0) {
+      const size_t n = leading([&](const SegmentInfo& s) {
+        if (excess - s.bytes < 0) return false;
+        excess -= s.bytes;
+        return true;
+      });
+      deleted += delete_oldest_segments(n, "retention.bytes");
+    }
+  }
+  // Segments wholly below the log start offset.
+  size_t n = 0;
+  while (n + 1 < segments_.size() && segments_[n + 1].base <= log_start_) ++n;
+  deleted += delete_oldest_segments(n, "log_start_offset");
+  check_invariants();
+  return deleted;
+}
+
+int PartitionLog::delete_oldest_segments(size_t n, std::string_view reason) {
+  if (n == 0) return 0;
+  SIM_ASSERT(n <= segments_.size(), "{}: deleting {} of {} segments", dir_, n, segments_.size());
+  // A log always keeps one segment: when all are going, roll first.
+  if (n == segments_.size()) roll_segment(reason);
+  sim::Disk& disk = ctx_.disk();
+  for (size_t i = 0; i < n; ++i) {
+    const SegmentInfo& s = segments_[i];
+    disk.remove(segment_path(s.base));
+    ctx_.trace("segment_deleted", {{"dir", dir_},
+                                   {"base", s.base.value},
+                                   {"records", s.records},
+                                   {"reason", reason}});
+  }
+  segments_.erase(segments_.begin(), segments_.begin() + static_cast<std::ptrdiff_t>(n));
+  const Offset first_base = segments_.front().base;
+  if (first_base > log_start_) drop_records_below(first_base);
+  // What was below the first remaining segment no longer needs syncing.
+  recovery_point_ = std::max(recovery_point_, first_base);
+  return static_cast<int>(n);
+}
+
+// --- invariants --------------------------------------------------------------
+
+void PartitionLog::check_invariants() const {
+  SIM_ASSERT(bytes_through_.size() == records_.size(), "{}: byte index out of step", dir_);
+  SIM_ASSERT(records_.empty() || records_.front().offset == log_start_,
+             "{}: first record {} is not the log start {}", dir_, records_.front().offset.value,
+             log_start_.value);
+  SIM_ASSERT(recovery_point_ <= log_end(), "{}: recovery point {} beyond log end {}", dir_,
+             recovery_point_.value, log_end().value);
+  if (!segments_.empty()) {
+    SIM_ASSERT(segments_.front().base <= log_start_, "{}: log start {} below first segment {}",
+               dir_, log_start_.value, segments_.front().base.value);
+    SIM_ASSERT(segments_.back().base <= log_end(), "{}: active segment {} beyond log end {}",
+               dir_, segments_.back().base.value, log_end().value);
+  }
+  SIM_ASSERT(epochs_.empty() || epochs_.back().start_offset <= log_end(),
+             "{}: epoch {} starts at {} beyond log end {}", dir_, epochs_.back().epoch.value,
+             epochs_.back().start_offset.value, log_end().value);
+}
+
+}  // namespace kafka

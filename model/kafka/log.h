@@ -1,0 +1,204 @@
+// One partition replica's log: segments on the host's simulated disk, the
+// leader-epoch cache beside them, and the in-memory index a broker reads from.
+//
+// Layout on disk, as a real broker lays out a log directory
+// (kafka.log.Log / LocalLog, kafka.server.epoch.LeaderEpochFileCache):
+//   <dir>/<base offset, 20 digits>.log   one disk record per Kafka record
+//   <dir>/leader-epoch-checkpoint         one record per "epoch start_offset"
+// (no .index / .timeindex: a lookup is a binary search in memory).
+//
+// Records are compact (offset, leader epoch, timestamp, producer id / epoch /
+// sequence, a value id, a size in bytes); the size is what counts against
+// segment.bytes and retention.bytes. Nothing is fsynced unless the flush
+// policy (flush.messages / flush.ms, and the flush Kafka schedules for a
+// segment it has just rolled) says so: until then data lives in the page
+// cache, survives a kill and may vanish, or be torn, on a power-off.
+//
+// Recovery (kafka.log.LogLoader): on load every segment is read back; the
+// first record that is torn or unreadable truncates its segment there and
+// every later segment is deleted. The epoch cache is then cut to the log end.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "model/kafka/config.h"
+#include "model/kafka/types.h"
+#include "sim/world.h"
+
+namespace kafka {
+
+struct Record {
+  Offset offset;
+  LeaderEpoch leader_epoch;  // the epoch of the leader that appended it
+  int64_t timestamp_ms = 0;  // virtual time of the append at the leader
+  ProducerId producer_id = kNoProducerId;
+  int16_t producer_epoch = -1;
+  int32_t sequence = -1;
+  uint64_t value = 0;  // an opaque value id chosen by the producer
+  int32_t size = 0;    // bytes, as they count against segment.bytes
+  friend bool operator==(const Record&, const Record&) = default;
+};
+
+// One line of a segment file, and back. decode returns nullopt for a record
+// that does not parse.
+std::string encode_record(const Record& r);
+std::optional<Record> decode_record(const std::string& s);
+
+struct SegmentInfo {
+  Offset base;
+  int64_t bytes = 0;
+  int64_t records = 0;
+  int64_t first_timestamp_ms = -1;  // of its first record: what segment.ms counts from
+  int64_t max_timestamp_ms = -1;    // what retention.ms counts from
+};
+
+struct EpochEntry {
+  LeaderEpoch epoch;
+  Offset start_offset;
+  friend bool operator==(const EpochEntry&, const EpochEntry&) = default;
+};
+
+class PartitionLog {
+ public:
+  // `dir` is the partition's directory, e.g. "/tmp/kafka-logs/tiny-0".
+  // Nothing is read or written until load() or the first append.
+  PartitionLog(sim::ProcessContext& ctx, std::string dir, LogConfig config);
+  PartitionLog(const PartitionLog&) = delete;
+  PartitionLog& operator=(const PartitionLog&) = delete;
+
+  struct LoadResult {
+    int64_t records = 0;            // records found intact
+    int64_t truncated_records = 0;  // torn or unreadable records dropped, and what followed them
+    int64_t deleted_segments = 0;   // segments after the point of damage
+  };
+  // Reads the directory back (segments, epoch cache). An absent directory is
+  // an empty log.
+  LoadResult load();
+
+  const std::string& dir() const { return dir_; }
+  const LogConfig& config() const { return config_; }
+  void set_config(const LogConfig& c) { config_ = c; }
+
+  Offset log_start() const { return log_start_; }
+  Offset log_end() const { return Offset{log_start_.value + static_cast<int64_t>(records_.size())}; }
+  // The offset below which everything is known to be fsynced.
+  Offset recovery_point() const { return recovery_point_; }
+  bool empty() const { return records_.empty(); }
+  // The record at `o`, or null when outside [log_start, log_end).
+  const Record* at(Offset o) const;
+  // Records from `from` (inclusive) up to `upto` (exclusive), at most
+  // `max_bytes` of them by size but always at least one if any is in range.
+  std::vector<Record> read(Offset from, Offset upto, int64_t max_bytes) const;
+  // Bytes held in [from, upto).
+  int64_t bytes_between(Offset from, Offset upto) const;
+  int64_t size_bytes() const;
+  const std::vector<SegmentInfo>& segments() const { return segments_; }
+
+  // Appends records as the leader: offsets are assigned from log_end() and
+  // the leader epoch and timestamp are set here. Rolls a segment first when
+  // segment.bytes or segment.ms says so. Returns the first offset assigned.
+  Offset append_as_leader(std::vector<Record> records, LeaderEpoch epoch, int64_t now_ms);
+  // Appends records fetched from the leader; their offsets must continue
+  // log_end() exactly (SIM_ASSERT). Epoch-cache entries are added for any
+  // new leader epoch they carry (as LeaderEpochFileCache.assign does).
+  void append_as_follower(const std::vector<Record>& records, int64_t now_ms);
+
+  // Removes every record at or above `o` (no-op if o >= log_end), and the
+  // epoch-cache entries that start at or above it.
+  void truncate_to(Offset o);
+  // Empties the log and restarts it at `o` (a follower that fell below the
+  // leader's log start offset).
+  void truncate_fully_and_start_at(Offset o);
+  // Deletes whole segments below `o` and moves the log start offset up to
+  // it (a follower following the leader's log start offset).
+  void advance_log_start(Offset o);
+
+  // --- leader epoch cache (KIP-101) ----------------------------------------
+  const std::vector<EpochEntry>& epochs() const { return epochs_; }
+  LeaderEpoch latest_epoch() const;
+  // Records that `epoch` starts at `start` (a new leader does this with its
+  // log end offset). Ignored if epoch is not above the latest; written to
+  // leader-epoch-checkpoint and fsynced, as Kafka does.
+  void assign_epoch(LeaderEpoch epoch, Offset start);
+  // The answer to OffsetsForLeaderEpoch: the largest epoch <= `requested`
+  // this log knows, and the offset where the epoch after it starts (log_end
+  // when it is the latest). nullopt when no epoch <= requested is known.
+  std::optional<std::pair<LeaderEpoch, Offset>> end_offset_for_epoch(LeaderEpoch requested) const;
+
+  // --- flush and retention ---------------------------------------------------
+  // fsyncs everything up to log_end; the recovery point moves when the fsync
+  // completes.
+  void flush();
+  // Flushes when flush.ms has passed since the last flush and there is
+  // unflushed data (the log.flush.scheduler's check).
+  void maybe_flush_by_time(int64_t now_ms);
+  // Deletes closed segments past retention.ms / retention.bytes (the active
+  // segment too when it is wholly past retention.ms, after rolling a fresh
+  // one), moving the log start offset. Returns how many were deleted.
+  int delete_expired_segments(int64_t now_ms);
+  // Rolls a new active segment at log_end() (if the active one is not empty).
+  void roll(int64_t now_ms);
+
+ private:
+  // An fsync of one or more segment files that, when the last completes,
+  // moves the recovery point to `target`. A truncation lowers the target of
+  // every flush in flight: what was cut away is no longer what was synced.
+  struct PendingFlush {
+    size_t remaining = 0;
+    Offset target;
+  };
+
+  std::string segment_path(Offset base) const;
+  std::string epoch_checkpoint_path() const;
+  void write_epoch_checkpoint();
+  void flush_upto(Offset end);
+
+  // The segment holding offset `o`: the last one whose base is <= o (the
+  // first when o is below every base). segments_ must not be empty.
+  size_t segment_index(Offset o) const;
+  // Creates an empty segment file at `base` and makes it the active segment.
+  void create_segment(Offset base);
+  // LogSegment.shouldRoll (segment.jitter.ms = 0), then the roll.
+  void maybe_roll(int64_t batch_bytes, int64_t batch_max_timestamp_ms);
+  // Log.roll: a new active segment at log_end() and a flush scheduled for
+  // everything below it.
+  void roll_segment(std::string_view reason);
+  // Writes `records` (offsets already log_end() onward) to the active segment.
+  void append_to_active(const std::vector<Record>& records);
+  // LeaderEpochFileCache.assign without the checkpoint write; false if ignored.
+  bool assign_epoch_entry(LeaderEpoch epoch, Offset start);
+  // Moves log_start_ up to `o` (<= log_end()), dropping records from memory.
+  void drop_records_below(Offset o);
+  // Deletes the `n` oldest segments (rolling first if that is all of them).
+  int delete_oldest_segments(size_t n, std::string_view reason);
+  // Re-reads a segment file to rebuild its SegmentInfo.
+  SegmentInfo scan_segment(Offset base);
+  void check_invariants() const;
+
+  sim::ProcessContext& ctx_;
+  std::string dir_;
+  LogConfig config_;
+  Offset log_start_{0};
+  Offset recovery_point_{0};
+  std::deque<Record> records_;         // [log_start_, log_end)
+  std::vector<SegmentInfo> segments_;  // ascending base; the last is active
+  std::vector<EpochEntry> epochs_;     // ascending epoch and start offset
+  int64_t unflushed_messages_ = 0;
+  int64_t last_flush_ms_ = 0;
+  // Running byte total through each record, parallel to records_, so that
+  // bytes_between is O(1).
+  std::deque<int64_t> bytes_through_;
+  std::vector<std::weak_ptr<PendingFlush>> flushes_in_flight_;
+  // fsync callbacks hold a weak reference: a log destroyed while its process
+  // lives (a deleted partition) never hears back.
+  std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
+};
+
+}  // namespace kafka

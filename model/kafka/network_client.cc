@@ -1,0 +1,157 @@
+#include "model/kafka/network_client.h"
+
+#include <utility>
+#include <vector>
+
+namespace kafka {
+
+const char* to_string(SendError e) {
+  switch (e) {
+    case SendError::none: return "none";
+    case SendError::refused: return "connection_refused";
+    case SendError::connect_timed_out: return "connect_timed_out";
+    case SendError::reset: return "connection_reset";
+    case SendError::closed: return "connection_closed";
+    case SendError::request_timed_out: return "request_timed_out";
+    case SendError::cancelled: return "cancelled";
+  }
+  return "?";
+}
+
+void NetworkClient::send(int32_t node, const NodeAddress& address, Request request,
+                         Completion done) {
+  Connection& c = connections_[node];
+  if (c.socket && !(c.address == address)) close(node);
+  Connection& conn = connections_[node];
+  conn.address = address;
+  Waiting w;
+  w.correlation_id = next_correlation_id_++;
+  w.request = std::move(request);
+  w.done = std::move(done);
+  // The timeout runs from the moment the request is queued, as a Java
+  // client's does from its creation.
+  const int32_t id = w.correlation_id;
+  w.timer = ctx_.after(sim::Duration::millis(options_.request_timeout_ms),
+                       [this, node, id] { on_timeout(node, id); });
+  conn.queued.push_back(std::move(w));
+  if (!conn.socket) {
+    conn.socket = ctx_.connect(address.host, address.port);
+    conn.connected = false;
+    sockets_[*conn.socket] = node;
+    return;
+  }
+  pump(node);
+}
+
+void NetworkClient::pump(int32_t node) {
+  auto it = connections_.find(node);
+  if (it == connections_.end()) return;
+  Connection& c = it->second;
+  if (!c.connected || !c.socket) return;
+  while (!c.queued.empty() &&
+         static_cast<int32_t>(c.in_flight.size()) < options_.max_in_flight) {
+    Waiting w = std::move(c.queued.front());
+    c.queued.pop_front();
+    ctx_.send(*c.socket, RequestFrame{w.correlation_id, w.request});
+    const int32_t id = w.correlation_id;
+    c.in_flight.emplace(id, std::move(w));
+  }
+}
+
+void NetworkClient::fail(int32_t node, SendError first, std::optional<int32_t> first_id,
+                         SendError rest) {
+  auto it = connections_.find(node);
+  if (it == connections_.end()) return;
+  Connection& c = it->second;
+  std::vector<std::pair<SendError, Completion>> done;
+  for (auto& [id, w] : c.in_flight) {
+    ctx_.cancel(w.timer);
+    done.emplace_back(first_id && *first_id == id ? first : rest, std::move(w.done));
+  }
+  for (Waiting& w : c.queued) {
+    ctx_.cancel(w.timer);
+    done.emplace_back(first_id && *first_id == w.correlation_id ? first : rest, std::move(w.done));
+  }
+  if (c.socket) {
+    sockets_.erase(*c.socket);
+    if (ctx_.is_open(*c.socket)) ctx_.close(*c.socket);
+  }
+  connections_.erase(it);
+  for (auto& [error, fn] : done) fn(error, nullptr);
+}
+
+void NetworkClient::on_timeout(int32_t node, int32_t correlation_id) {
+  auto it = connections_.find(node);
+  if (it == connections_.end()) return;
+  fail(node, SendError::request_timed_out, correlation_id, SendError::closed);
+}
+
+void NetworkClient::close(int32_t node) { fail(node, SendError::cancelled, std::nullopt, SendError::cancelled); }
+
+void NetworkClient::close_all() {
+  while (!connections_.empty()) close(connections_.begin()->first);
+}
+
+bool NetworkClient::connected(int32_t node) const {
+  auto it = connections_.find(node);
+  return it != connections_.end() && it->second.connected;
+}
+
+size_t NetworkClient::pending(int32_t node) const {
+  auto it = connections_.find(node);
+  return it == connections_.end() ? 0 : it->second.queued.size() + it->second.in_flight.size();
+}
+
+std::optional<int32_t> NetworkClient::node_of(sim::SocketId socket) const {
+  auto it = sockets_.find(socket);
+  if (it == sockets_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool NetworkClient::on_connected(sim::SocketId socket) {
+  const auto node = node_of(socket);
+  if (!node) return false;
+  connections_[*node].connected = true;
+  pump(*node);
+  return true;
+}
+
+bool NetworkClient::on_connect_failed(sim::SocketId socket, sim::ConnectError error) {
+  const auto node = node_of(socket);
+  if (!node) return false;
+  const SendError e = error == sim::ConnectError::refused ? SendError::refused
+                                                          : SendError::connect_timed_out;
+  fail(*node, e, std::nullopt, e);
+  return true;
+}
+
+bool NetworkClient::on_message(sim::SocketId socket, const sim::Payload& payload) {
+  const auto node = node_of(socket);
+  if (!node) return false;
+  const auto* frame = std::any_cast<ResponseFrame>(&payload);
+  if (frame == nullptr) return true;
+  Connection& c = connections_[*node];
+  auto it = c.in_flight.find(frame->correlation_id);
+  if (it == c.in_flight.end()) return true;  // answered after it timed out
+  Waiting w = std::move(it->second);
+  c.in_flight.erase(it);
+  ctx_.cancel(w.timer);
+  pump(*node);
+  w.done(SendError::none, &frame->body);
+  return true;
+}
+
+bool NetworkClient::on_closed(sim::SocketId socket, sim::CloseReason reason) {
+  const auto node = node_of(socket);
+  if (!node) return false;
+  const SendError e = reason == sim::CloseReason::reset       ? SendError::reset
+                      : reason == sim::CloseReason::timed_out ? SendError::request_timed_out
+                                                              : SendError::closed;
+  auto it = connections_.find(*node);
+  if (it != connections_.end()) it->second.socket.reset();
+  sockets_.erase(socket);
+  fail(*node, e, std::nullopt, e);
+  return true;
+}
+
+}  // namespace kafka

@@ -1,0 +1,88 @@
+// The request/response client a Kafka process uses to talk to brokers
+// (org.apache.kafka.clients.NetworkClient in miniature): one connection per
+// node, opened on first use; up to `max_in_flight` requests outstanding on it
+// (the controller's RequestSendThread and a replica fetcher use 1); a request
+// not answered within `request_timeout_ms` fails and takes its connection
+// down with it, failing the others as disconnected — which is how a client
+// learns that a powered-off or partitioned broker is gone.
+//
+// A completion may send again (it runs after the client's state is updated).
+// The owning process routes its socket callbacks here; each on_* returns true
+// when the socket was one of this client's.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "model/kafka/wire.h"
+#include "sim/world.h"
+
+namespace kafka {
+
+enum class SendError { none, refused, connect_timed_out, reset, closed, request_timed_out, cancelled };
+const char* to_string(SendError e);
+
+struct NodeAddress {
+  std::string host;
+  uint16_t port = 9092;
+  friend bool operator==(const NodeAddress&, const NodeAddress&) = default;
+};
+
+class NetworkClient {
+ public:
+  struct Options {
+    int32_t request_timeout_ms = 30000;
+    int32_t max_in_flight = 1;
+  };
+  // `response` is null unless error == none.
+  using Completion = std::function<void(SendError error, const Response* response)>;
+
+  NetworkClient(sim::ProcessContext& ctx, Options options) : ctx_(ctx), options_(options) {}
+  NetworkClient(const NetworkClient&) = delete;
+  NetworkClient& operator=(const NetworkClient&) = delete;
+
+  // Queues `request` for `node` (whose address is `address`; a changed
+  // address drops the old connection).
+  void send(int32_t node, const NodeAddress& address, Request request, Completion done);
+  // Drops the connection to `node`; everything queued or in flight fails
+  // with `cancelled`.
+  void close(int32_t node);
+  void close_all();
+  bool connected(int32_t node) const;
+  size_t pending(int32_t node) const;
+
+  bool on_connected(sim::SocketId socket);
+  bool on_connect_failed(sim::SocketId socket, sim::ConnectError error);
+  bool on_message(sim::SocketId socket, const sim::Payload& payload);
+  bool on_closed(sim::SocketId socket, sim::CloseReason reason);
+
+ private:
+  struct Waiting {
+    int32_t correlation_id = 0;
+    Request request;
+    Completion done;
+    sim::TimerId timer;
+  };
+  struct Connection {
+    NodeAddress address;
+    std::optional<sim::SocketId> socket;
+    bool connected = false;
+    std::deque<Waiting> queued;                // not yet on the wire
+    std::map<int32_t, Waiting> in_flight;      // by correlation id
+  };
+  void pump(int32_t node);
+  void fail(int32_t node, SendError first, std::optional<int32_t> first_id, SendError rest);
+  void on_timeout(int32_t node, int32_t correlation_id);
+  std::optional<int32_t> node_of(sim::SocketId socket) const;
+
+  sim::ProcessContext& ctx_;
+  Options options_;
+  std::map<int32_t, Connection> connections_;
+  std::map<sim::SocketId, int32_t> sockets_;
+  int32_t next_correlation_id_ = 1;
+};
+
+}  // namespace kafka

@@ -1,0 +1,179 @@
+#include "model/kafka/partition.h"
+
+#include <algorithm>
+
+#include "sim/assert.h"
+
+namespace kafka {
+
+namespace {
+bool contains(const std::vector<BrokerId>& v, BrokerId b) {
+  return std::find(v.begin(), v.end(), b) != v.end();
+}
+constexpr size_t kProducerBatchesKept = 5;  // ProducerStateEntry.NumBatchesToRetain
+}  // namespace
+
+Partition::Partition(TopicPartition tp, std::unique_ptr<PartitionLog> log, BrokerId local)
+    : tp_(std::move(tp)), log_(std::move(log)), local_(local) {
+  rebuild_producers();
+}
+
+void Partition::make_leader(const PartitionState& s, int64_t now_ms) {
+  const bool new_epoch = s.leader_epoch != leader_epoch_ || leader_ != local_;
+  leader_ = local_;
+  leader_epoch_ = s.leader_epoch;
+  controller_epoch_ = s.controller_epoch;
+  zk_version_ = s.zk_version;
+  replicas_ = s.replicas;
+  isr_ = s.isr;
+  if (new_epoch) {
+    // The leader epoch starts at our log end (LeaderEpochFileCache.assign).
+    leader_epoch_start_ = log_->log_end();
+    log_->assign_epoch(leader_epoch_, leader_epoch_start_);
+    // Partition.makeLeader: followers in the ISR count as caught up now;
+    // what they have is learned from their next fetch.
+    followers_.clear();
+    for (BrokerId r : replicas_) {
+      if (r == local_) continue;
+      FollowerState f;
+      f.last_caught_up_ms = contains(isr_, r) ? now_ms : 0;
+      followers_[r] = f;
+    }
+  }
+  needs_truncation = false;
+  if (high_watermark_ > log_->log_end()) high_watermark_ = log_->log_end();
+  maybe_increment_high_watermark();
+}
+
+void Partition::make_follower(const PartitionState& s) {
+  leader_ = s.leader;
+  leader_epoch_ = s.leader_epoch;
+  controller_epoch_ = s.controller_epoch;
+  zk_version_ = s.zk_version;
+  replicas_ = s.replicas;
+  isr_ = s.isr;
+  followers_.clear();
+  needs_truncation = true;
+}
+
+void Partition::set_isr(std::vector<BrokerId> isr, int32_t zk_version) {
+  isr_ = std::move(isr);
+  zk_version_ = zk_version;
+}
+
+void Partition::set_follower_high_watermark(Offset leader_hw) {
+  high_watermark_ = std::min(leader_hw, log_->log_end());
+}
+
+void Partition::set_checkpointed_high_watermark(Offset hw) {
+  high_watermark_ = std::min(hw, log_->log_end());
+}
+
+bool Partition::maybe_increment_high_watermark() {
+  if (!is_leader()) return false;
+  Offset candidate = log_->log_end();
+  for (BrokerId r : isr_) {
+    if (r == local_) continue;
+    auto it = followers_.find(r);
+    // An ISR member not yet heard from holds the watermark where it is.
+    const Offset leo = it == followers_.end() ? Offset{-1} : it->second.log_end;
+    if (leo.value < 0) return false;
+    candidate = std::min(candidate, leo);
+  }
+  if (candidate > high_watermark_) {
+    high_watermark_ = candidate;
+    return true;
+  }
+  return false;
+}
+
+void Partition::update_follower(BrokerId replica, Offset fetch_offset, int64_t now_ms) {
+  auto it = followers_.find(replica);
+  if (it == followers_.end()) return;  // not an assigned replica
+  FollowerState& f = it->second;
+  const Offset leader_end = log_->log_end();
+  if (fetch_offset >= leader_end) {
+    f.last_caught_up_ms = now_ms;
+  } else if (f.last_fetch_leader_log_end.value >= 0 && fetch_offset >= f.last_fetch_leader_log_end) {
+    f.last_caught_up_ms = std::max(f.last_caught_up_ms, f.last_fetch_ms);
+  }
+  f.log_end = fetch_offset;
+  f.last_fetch_leader_log_end = leader_end;
+  f.last_fetch_ms = now_ms;
+}
+
+std::optional<BrokerId> Partition::follower_to_add() const {
+  if (!is_leader()) return std::nullopt;
+  for (const auto& [r, f] : followers_) {
+    if (contains(isr_, r) || !contains(replicas_, r)) continue;
+    if (f.log_end.value >= 0 && f.log_end >= high_watermark_ && f.log_end >= leader_epoch_start_) {
+      return r;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<BrokerId> Partition::out_of_sync(int64_t now_ms, int64_t lag_max_ms) const {
+  std::vector<BrokerId> out;
+  if (!is_leader()) return out;
+  for (BrokerId r : isr_) {
+    if (r == local_) continue;
+    auto it = followers_.find(r);
+    const int64_t caught_up = it == followers_.end() ? 0 : it->second.last_caught_up_ms;
+    if (now_ms - caught_up > lag_max_ms) out.push_back(r);
+  }
+  return out;
+}
+
+SequenceCheck Partition::check_sequence(ProducerId pid, int16_t epoch, int32_t first_seq,
+                                        int32_t last_seq, Offset* duplicate_offset) const {
+  auto it = producers_.find(pid);
+  if (it == producers_.end()) {
+    return first_seq == 0 ? SequenceCheck::append : SequenceCheck::out_of_order;
+  }
+  const ProducerEntry& e = it->second;
+  if (epoch < e.epoch) return SequenceCheck::invalid_epoch;
+  if (epoch > e.epoch) return first_seq == 0 ? SequenceCheck::append : SequenceCheck::out_of_order;
+  for (const ProducerEntry::Batch& b : e.batches) {
+    // Batches that reached a follower in one fetch are merged into one range
+    // here, so a retried batch is a duplicate when it lies within a range.
+    if (b.first_sequence <= first_seq && last_seq <= b.last_sequence) {
+      if (duplicate_offset != nullptr) *duplicate_offset = b.first_offset + (first_seq - b.first_sequence);
+      return SequenceCheck::duplicate;
+    }
+  }
+  const int32_t last = e.batches.empty() ? -1 : e.batches.back().last_sequence;
+  return first_seq == last + 1 ? SequenceCheck::append : SequenceCheck::out_of_order;
+}
+
+void Partition::record_producers(const std::vector<Record>& records) {
+  for (size_t i = 0; i < records.size();) {
+    const Record& r = records[i];
+    if (r.producer_id == kNoProducerId) {
+      ++i;
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < records.size() && records[j].producer_id == r.producer_id &&
+           records[j].producer_epoch == r.producer_epoch &&
+           records[j].sequence == records[j - 1].sequence + 1) {
+      ++j;
+    }
+    ProducerEntry& e = producers_[r.producer_id];
+    if (r.producer_epoch != e.epoch) {
+      e.epoch = r.producer_epoch;
+      e.batches.clear();
+    }
+    e.batches.push_back({r.sequence, records[j - 1].sequence, r.offset});
+    while (e.batches.size() > kProducerBatchesKept) e.batches.pop_front();
+    i = j;
+  }
+}
+
+void Partition::rebuild_producers() {
+  producers_.clear();
+  if (log_->empty()) return;
+  record_producers(log_->read(log_->log_start(), log_->log_end(), INT64_MAX));
+}
+
+}  // namespace kafka

@@ -1,0 +1,129 @@
+// A partition replica as one broker holds it (kafka.cluster.Partition): its
+// log, its role, and — at the leader — the ISR, the followers' progress and
+// the high watermark.
+//
+// The leader's rules (Kafka 2.x/3.x, kafka.cluster.Partition and
+// kafka.cluster.Replica):
+//   - a follower's fetch at offset `o` tells the leader its log end offset;
+//     it counts as caught up at the fetch time if `o` reached the leader's
+//     log end offset, or at the time of its previous fetch if `o` reached
+//     what the leader's log end offset was then (Replica.updateFetchState);
+//   - the high watermark is the smallest log end offset in the ISR and never
+//     goes down at a leader;
+//   - a follower out of the ISR rejoins once its log end offset reaches both
+//     the high watermark and the start of the current leader epoch;
+//   - a follower in the ISR that has not been caught up for
+//     replica.lag.time.max.ms leaves it.
+// The broker carries the ISR decisions out in ZooKeeper; this class decides.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "model/kafka/log.h"
+#include "model/kafka/wire.h"
+
+namespace kafka {
+
+struct FollowerState {
+  Offset log_end{-1};  // -1: not heard from since this broker became leader
+  int64_t last_caught_up_ms = 0;
+  Offset last_fetch_leader_log_end{-1};
+  int64_t last_fetch_ms = 0;
+};
+
+// Idempotent-producer state for one producer id on one partition
+// (kafka.log.ProducerStateEntry): its epoch and its last five batches.
+struct ProducerEntry {
+  struct Batch {
+    int32_t first_sequence = 0;
+    int32_t last_sequence = 0;
+    Offset first_offset;
+  };
+  int16_t epoch = -1;
+  std::deque<Batch> batches;  // oldest first, at most 5
+};
+
+enum class SequenceCheck { append, duplicate, out_of_order, invalid_epoch };
+
+class Partition {
+ public:
+  Partition(TopicPartition tp, std::unique_ptr<PartitionLog> log, BrokerId local);
+
+  const TopicPartition& tp() const { return tp_; }
+  PartitionLog& log() { return *log_; }
+  const PartitionLog& log() const { return *log_; }
+  BrokerId local() const { return local_; }
+
+  // --- state from the controller --------------------------------------------
+  BrokerId leader() const { return leader_; }
+  bool is_leader() const { return leader_ == local_; }
+  LeaderEpoch leader_epoch() const { return leader_epoch_; }
+  ControllerEpoch controller_epoch() const { return controller_epoch_; }
+  int32_t zk_version() const { return zk_version_; }
+  const std::vector<BrokerId>& replicas() const { return replicas_; }
+  const std::vector<BrokerId>& isr() const { return isr_; }
+  // The offset where the current leader epoch began at this leader.
+  Offset leader_epoch_start() const { return leader_epoch_start_; }
+
+  // Applies a LeaderAndIsr state naming this broker the leader.
+  void make_leader(const PartitionState& s, int64_t now_ms);
+  // Applies a LeaderAndIsr state naming another broker (or none).
+  void make_follower(const PartitionState& s);
+  // After this broker's own successful conditional write of a new ISR.
+  void set_isr(std::vector<BrokerId> isr, int32_t zk_version);
+
+  // --- high watermark --------------------------------------------------------
+  Offset high_watermark() const { return high_watermark_; }
+  // A follower sets it from the leader's, capped by its own log end.
+  void set_follower_high_watermark(Offset leader_hw);
+  // At start, from replication-offset-checkpoint.
+  void set_checkpointed_high_watermark(Offset hw);
+  // Leader: recomputes from the ISR; true when it moved up.
+  bool maybe_increment_high_watermark();
+
+  // --- followers (leader only) ------------------------------------------------
+  // Records a fetch from `replica` at `fetch_offset`.
+  void update_follower(BrokerId replica, Offset fetch_offset, int64_t now_ms);
+  const std::map<BrokerId, FollowerState>& followers() const { return followers_; }
+  // A follower not in the ISR that now qualifies to join it, if any.
+  std::optional<BrokerId> follower_to_add() const;
+  // ISR members (other than the leader) that have lagged for too long.
+  std::vector<BrokerId> out_of_sync(int64_t now_ms, int64_t lag_max_ms) const;
+
+  // --- idempotent producers -----------------------------------------------------
+  // What to do with a batch from an idempotent producer; for a duplicate,
+  // the first offset the original batch got.
+  SequenceCheck check_sequence(ProducerId pid, int16_t epoch, int32_t first_seq,
+                               int32_t last_seq, Offset* duplicate_offset) const;
+  // Updates producer state from records just appended (leader or follower).
+  void record_producers(const std::vector<Record>& records);
+  // Rebuilds producer state from the whole log (after a truncation or a load).
+  void rebuild_producers();
+  const std::map<ProducerId, ProducerEntry>& producers() const { return producers_; }
+
+  // A ZooKeeper write of this partition's ISR is in flight.
+  bool isr_write_in_flight = false;
+  // The follower's fetch position and whether it must truncate first.
+  bool needs_truncation = false;
+
+ private:
+  TopicPartition tp_;
+  std::unique_ptr<PartitionLog> log_;
+  BrokerId local_;
+  BrokerId leader_ = kNoBroker;
+  LeaderEpoch leader_epoch_{-1};
+  ControllerEpoch controller_epoch_{-1};
+  int32_t zk_version_ = -1;
+  std::vector<BrokerId> replicas_;
+  std::vector<BrokerId> isr_;
+  Offset leader_epoch_start_{0};
+  Offset high_watermark_{0};
+  std::map<BrokerId, FollowerState> followers_;
+  std::map<ProducerId, ProducerEntry> producers_;
+};
+
+}  // namespace kafka

@@ -1,0 +1,54 @@
+#include "model/kafka/types.h"
+
+namespace kafka {
+
+const char* to_string(ErrorCode e) {
+  switch (e) {
+    case ErrorCode::none: return "NONE";
+    case ErrorCode::offset_out_of_range: return "OFFSET_OUT_OF_RANGE";
+    case ErrorCode::unknown_topic_or_partition: return "UNKNOWN_TOPIC_OR_PARTITION";
+    case ErrorCode::leader_not_available: return "LEADER_NOT_AVAILABLE";
+    case ErrorCode::not_leader_for_partition: return "NOT_LEADER_FOR_PARTITION";
+    case ErrorCode::request_timed_out: return "REQUEST_TIMED_OUT";
+    case ErrorCode::replica_not_available: return "REPLICA_NOT_AVAILABLE";
+    case ErrorCode::stale_controller_epoch: return "STALE_CONTROLLER_EPOCH";
+    case ErrorCode::not_enough_replicas: return "NOT_ENOUGH_REPLICAS";
+    case ErrorCode::not_enough_replicas_after_append: return "NOT_ENOUGH_REPLICAS_AFTER_APPEND";
+    case ErrorCode::coordinator_not_available: return "COORDINATOR_NOT_AVAILABLE";
+    case ErrorCode::not_controller: return "NOT_CONTROLLER";
+    case ErrorCode::topic_already_exists: return "TOPIC_ALREADY_EXISTS";
+    case ErrorCode::invalid_partitions: return "INVALID_PARTITIONS";
+    case ErrorCode::invalid_replication_factor: return "INVALID_REPLICATION_FACTOR";
+    case ErrorCode::out_of_order_sequence_number: return "OUT_OF_ORDER_SEQUENCE_NUMBER";
+    case ErrorCode::duplicate_sequence_number: return "DUPLICATE_SEQUENCE_NUMBER";
+    case ErrorCode::invalid_producer_epoch: return "INVALID_PRODUCER_EPOCH";
+    case ErrorCode::unknown_producer_id: return "UNKNOWN_PRODUCER_ID";
+    case ErrorCode::fenced_leader_epoch: return "FENCED_LEADER_EPOCH";
+    case ErrorCode::unknown_leader_epoch: return "UNKNOWN_LEADER_EPOCH";
+    case ErrorCode::broker_not_available: return "BROKER_NOT_AVAILABLE";
+    case ErrorCode::unknown_server_error: return "UNKNOWN_SERVER_ERROR";
+  }
+  return "?";
+}
+
+bool is_retriable(ErrorCode e) {
+  switch (e) {
+    case ErrorCode::unknown_topic_or_partition:
+    case ErrorCode::leader_not_available:
+    case ErrorCode::not_leader_for_partition:
+    case ErrorCode::request_timed_out:
+    case ErrorCode::replica_not_available:
+    case ErrorCode::not_enough_replicas:
+    case ErrorCode::not_enough_replicas_after_append:
+    case ErrorCode::coordinator_not_available:
+    case ErrorCode::not_controller:
+    case ErrorCode::fenced_leader_epoch:
+    case ErrorCode::unknown_leader_epoch:
+    case ErrorCode::broker_not_available:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace kafka

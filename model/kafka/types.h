@@ -1,0 +1,91 @@
+// Kafka's vocabulary: broker ids, offsets, epochs, topic-partitions and the
+// error codes of the protocol, with the names Kafka itself uses
+// (org.apache.kafka.common.protocol.Errors), so that a trace reads like a
+// broker's log.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace kafka {
+
+// Quantities as strong types (Redpanda's model::offset, term_id ...): an
+// offset never silently becomes an epoch.
+template <typename Tag>
+struct Quantity {
+  int64_t value = 0;
+  constexpr Quantity() = default;
+  constexpr explicit Quantity(int64_t v) : value(v) {}
+  constexpr auto operator<=>(const Quantity&) const = default;
+};
+
+struct OffsetTag {};
+struct LeaderEpochTag {};
+struct ControllerEpochTag {};
+using Offset = Quantity<OffsetTag>;
+using LeaderEpoch = Quantity<LeaderEpochTag>;
+using ControllerEpoch = Quantity<ControllerEpochTag>;
+
+inline Offset operator+(Offset o, int64_t n) { return Offset{o.value + n}; }
+inline Offset operator-(Offset o, int64_t n) { return Offset{o.value - n}; }
+inline int64_t operator-(Offset a, Offset b) { return a.value - b.value; }
+
+using BrokerId = int32_t;
+inline constexpr BrokerId kNoBroker = -1;
+using ProducerId = int64_t;
+inline constexpr ProducerId kNoProducerId = -1;
+inline constexpr LeaderEpoch kNoLeaderEpoch{-1};
+
+struct TopicPartition {
+  std::string topic;
+  int32_t partition = 0;
+  auto operator<=>(const TopicPartition&) const = default;
+  bool operator==(const TopicPartition&) const = default;
+};
+inline std::string to_string(const TopicPartition& tp) {
+  return fmt::format("{}-{}", tp.topic, tp.partition);
+}
+
+// The protocol's error codes that the model produces or reacts to.
+enum class ErrorCode {
+  none,
+  offset_out_of_range,               // OFFSET_OUT_OF_RANGE
+  unknown_topic_or_partition,        // UNKNOWN_TOPIC_OR_PARTITION
+  leader_not_available,              // LEADER_NOT_AVAILABLE
+  not_leader_for_partition,          // NOT_LEADER_FOR_PARTITION (NOT_LEADER_OR_FOLLOWER since 2.7)
+  request_timed_out,                 // REQUEST_TIMED_OUT
+  replica_not_available,             // REPLICA_NOT_AVAILABLE
+  stale_controller_epoch,            // STALE_CONTROLLER_EPOCH
+  not_enough_replicas,               // NOT_ENOUGH_REPLICAS
+  not_enough_replicas_after_append,  // NOT_ENOUGH_REPLICAS_AFTER_APPEND
+  coordinator_not_available,         // COORDINATOR_NOT_AVAILABLE
+  not_controller,                    // NOT_CONTROLLER
+  topic_already_exists,              // TOPIC_ALREADY_EXISTS
+  invalid_partitions,                // INVALID_PARTITIONS
+  invalid_replication_factor,        // INVALID_REPLICATION_FACTOR
+  out_of_order_sequence_number,      // OUT_OF_ORDER_SEQUENCE_NUMBER
+  duplicate_sequence_number,         // DUPLICATE_SEQUENCE_NUMBER
+  invalid_producer_epoch,            // INVALID_PRODUCER_EPOCH
+  unknown_producer_id,               // UNKNOWN_PRODUCER_ID
+  fenced_leader_epoch,               // FENCED_LEADER_EPOCH
+  unknown_leader_epoch,              // UNKNOWN_LEADER_EPOCH
+  broker_not_available,              // BROKER_NOT_AVAILABLE
+  unknown_server_error,              // UNKNOWN_SERVER_ERROR
+};
+const char* to_string(ErrorCode e);
+// Errors after which a client refreshes its metadata and retries.
+bool is_retriable(ErrorCode e);
+
+// A broker's address as it advertises it: listener name, host, port.
+struct Endpoint {
+  std::string listener = "PLAINTEXT";
+  std::string host;
+  uint16_t port = 9092;
+  friend bool operator==(const Endpoint&, const Endpoint&) = default;
+};
+
+}  // namespace kafka

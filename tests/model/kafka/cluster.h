@@ -1,0 +1,162 @@
+// A small DSL for Kafka scenario tests: a ZooKeeper ensemble and brokers,
+// each on a host of its own (or sharing hosts), and a client process that
+// sends raw protocol requests — enough to drive the brokers before the real
+// producers and consumers exist.
+//
+//   Cluster c({.brokers = 3});
+//   c.start();
+//   c.create_topic("t", 3, 3);
+//   c.kill_broker(2);
+//   EXPECT_EQ(c.state({"t", 0})->leader, 1);
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "model/kafka/broker.h"
+#include "model/kafka/network_client.h"
+#include "model/kafka/znodes.h"
+#include "model/zk/server.h"
+#include "sim/world.h"
+
+namespace kafka::testing {
+
+// A process holding a NetworkClient; tests send it requests and wait.
+class ClientProcess final : public sim::Process {
+ public:
+  void on_start() override {
+    client_ = std::make_unique<NetworkClient>(ctx(), NetworkClient::Options{30000, 5});
+  }
+  void on_connected(sim::SocketId s) override { client_->on_connected(s); }
+  void on_connect_failed(sim::SocketId s, sim::ConnectError e) override {
+    client_->on_connect_failed(s, e);
+  }
+  void on_message(sim::SocketId s, const sim::Payload& p) override { client_->on_message(s, p); }
+  void on_closed(sim::SocketId s, sim::CloseReason r) override { client_->on_closed(s, r); }
+  NetworkClient& client() { return *client_; }
+
+ private:
+  std::unique_ptr<NetworkClient> client_;
+};
+
+struct ClusterOptions {
+  int zookeepers = 1;
+  int brokers = 3;
+  uint64_t seed = 1;
+  VersionProfile version = VersionProfile::v2_8;
+  // Extra broker properties (Kafka names) applied to every broker.
+  std::map<std::string, std::string> broker_properties = {};
+  std::string chroot = "";  // e.g. "/kafka"
+  // When true, ZooKeeper server i and broker i share host i.
+  bool colocated = false;
+  sim::Duration boot_delay = sim::Duration::seconds(1);
+  sim::DiskOptions disk = {};
+};
+
+class Cluster {
+ public:
+  explicit Cluster(ClusterOptions o = {});
+
+  sim::World& world() { return world_; }
+  const ClusterOptions& options() const { return options_; }
+  void start() { world_.boot(); }
+  void run_for(sim::Duration d) { world_.run_for(d); }
+  bool run_until(const std::function<bool()>& done, sim::Duration limit) {
+    return world_.run_until(done, world_.now() + limit);
+  }
+
+  // --- brokers --------------------------------------------------------------------
+  sim::ProcessId broker_process(BrokerId id) const { return broker_procs_.at(id); }
+  sim::HostId broker_host(BrokerId id) const { return world_.host_of(broker_procs_.at(id)); }
+  sim::ProcessId zk_process(int i) const { return zk_procs_.at(static_cast<size_t>(i - 1)); }
+  Broker* broker(BrokerId id) const { return world_.process_as<Broker>(broker_procs_.at(id)); }
+  std::vector<BrokerId> broker_ids() const;
+  const BrokerConfig& broker_config(BrokerId id) const { return configs_.at(id); }
+  void kill_broker(BrokerId id) { world_.kill(broker_process(id)); }
+  void start_broker(BrokerId id) { world_.start(broker_process(id)); }
+  // SIGTERM with a grace period (docker stop waits 10 s).
+  void stop_broker(BrokerId id, sim::Duration grace = sim::Duration::seconds(30)) {
+    world_.terminate(broker_process(id), grace);
+  }
+  void pause_broker(BrokerId id) { world_.pause(broker_process(id)); }
+  void resume_broker(BrokerId id) { world_.resume(broker_process(id)); }
+  void power_off_broker(BrokerId id) { world_.power_off(broker_host(id)); }
+  void power_on_broker(BrokerId id) { world_.power_on(broker_host(id)); }
+
+  // The active controller (exactly one broker says so), if any.
+  std::optional<BrokerId> controller() const;
+  // Waits until every running broker is registered and a controller exists.
+  bool await_ready(sim::Duration limit = sim::Duration::seconds(60));
+
+  // --- ZooKeeper, read straight from the serving leader's tree --------------------
+  std::optional<std::string> zk_get(const std::string& path) const;
+  std::vector<std::string> zk_children(const std::string& path) const;
+  std::optional<znodes::LeaderAndIsr> state(const TopicPartition& tp) const;
+  std::optional<ControllerEpoch> controller_epoch() const;
+
+  // --- requests from a client process ---------------------------------------------
+  // Sends `request` to broker `to` and waits (virtual time) for the answer.
+  std::optional<Response> request(BrokerId to, Request request,
+                                  sim::Duration limit = sim::Duration::seconds(60));
+  // CreateTopics through the controller; waits until every partition has a
+  // leader in ZooKeeper. Returns the error of the request.
+  ErrorCode create_topic(const std::string& name, int32_t partitions, int16_t rf,
+                         std::map<std::string, std::string> configs = {},
+                         std::map<int32_t, std::vector<BrokerId>> assignment = {});
+  // Produces `values` (one record each, `size` bytes) to the leader of `tp`
+  // named in ZooKeeper; returns the response (nullopt: no answer / failure).
+  std::optional<ProducePartitionResponse> produce(const TopicPartition& tp,
+                                                  const std::vector<uint64_t>& values,
+                                                  int16_t acks, int32_t timeout_ms = 30000,
+                                                  int32_t size = 70);
+  // Like produce, but does not wait: the answer lands in `*out` later.
+  void produce_async(const TopicPartition& tp, const std::vector<uint64_t>& values, int16_t acks,
+                     std::shared_ptr<std::optional<ProducePartitionResponse>> out,
+                     int32_t timeout_ms = 30000);
+  // Values below the high watermark of the current leader (a consumer's view).
+  std::vector<uint64_t> committed_values(const TopicPartition& tp);
+  // Values in a broker's local log, whatever its role.
+  std::vector<uint64_t> log_values(BrokerId id, const TopicPartition& tp) const;
+
+ private:
+  ClientProcess* client();
+
+  ClusterOptions options_;
+  sim::World world_;
+  std::vector<sim::ProcessId> zk_procs_;
+  std::vector<std::string> zk_addresses_;
+  std::map<BrokerId, sim::ProcessId> broker_procs_;
+  std::map<BrokerId, BrokerConfig> configs_;
+  sim::ProcessId client_proc_;
+};
+
+// Checks the model's invariants after every event:
+//  - at most one broker acts as controller per controller epoch, ever;
+//  - controller epochs and each partition's leader epoch in ZooKeeper never
+//    go backwards;
+//  - in ZooKeeper, leader ∈ ISR ⊆ replicas (leader -1 allowed);
+//  - at a broker that leads a partition: leader ∈ ISR ⊆ replicas, and the
+//    high watermark never exceeds the log end offset it knows for any ISR
+//    member, and never goes down while it stays leader in one epoch.
+class InvariantChecker {
+ public:
+  explicit InvariantChecker(Cluster& c);
+  void check();
+  size_t controller_epochs_seen() const { return controllers_.size(); }
+
+ private:
+  Cluster& c_;
+  std::map<int64_t, BrokerId> controllers_;
+  int64_t max_controller_epoch_ = -1;
+  std::map<TopicPartition, int64_t> leader_epochs_;
+  std::map<std::pair<BrokerId, TopicPartition>, std::pair<int64_t, int64_t>> hw_;  // epoch, hw
+  uint64_t checks_ = 0;
+};
+
+}  // namespace kafka::testing

@@ -1,0 +1,234 @@
+// Scenario tests of brokers and the controller: the seeds' experiments.
+#include <gtest/gtest.h>
+
+#include <iostream>
+
+#include "kafka/cluster.h"
+
+namespace kafka::testing {
+namespace {
+
+using sim::Duration;
+
+TEST(KafkaCluster, BrokersRegisterAndOneBecomesController) {
+  Cluster c({.brokers = 3});
+  InvariantChecker check(c);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  EXPECT_EQ(c.zk_children("/brokers/ids"), (std::vector<std::string>{"1", "2", "3"}));
+  ASSERT_TRUE(c.controller().has_value());
+  EXPECT_EQ(c.controller_epoch(), ControllerEpoch{1});
+  auto data = c.zk_get("/controller");
+  ASSERT_TRUE(data.has_value());
+  EXPECT_EQ(znodes::decode_controller(*data), c.controller());
+}
+
+TEST(KafkaCluster, CreateTopicElectsLeadersAndReplicates) {
+  Cluster c({.brokers = 3});
+  c.world().trace().set_text_sink(&std::cerr);
+  InvariantChecker check(c);
+  c.start();
+  ASSERT_EQ(c.create_topic("t", 3, 3), ErrorCode::none);
+  for (int p = 0; p < 3; ++p) {
+    auto s = c.state({"t", p});
+    ASSERT_TRUE(s.has_value());
+    EXPECT_NE(s->leader, kNoBroker);
+    EXPECT_EQ(s->isr.size(), 3u);
+    EXPECT_EQ(s->leader_epoch, LeaderEpoch{0});
+  }
+  auto r = c.produce({"t", 0}, {1, 2, 3}, -1);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->error, ErrorCode::none);
+  EXPECT_EQ(r->base_offset, Offset{0});
+  c.run_for(Duration::seconds(2));
+  EXPECT_EQ(c.committed_values({"t", 0}), (std::vector<uint64_t>{1, 2, 3}));
+  for (BrokerId b : c.broker_ids()) EXPECT_EQ(c.log_values(b, {"t", 0}), (std::vector<uint64_t>{1, 2, 3}));
+}
+
+}  // namespace
+}  // namespace kafka::testing
+
+namespace kafka::testing {
+namespace {
+
+// seeds/002: 3 ZooKeeper servers, 2 brokers. Stopping the controller moves
+// the controller to the other broker with controller_epoch + 1; bringing the
+// old one back does not take the role back.
+TEST(KafkaSeed002, ControllerFailoverBumpsEpochOnceAndIsNotTakenBack) {
+  Cluster c({.zookeepers = 3, .brokers = 2, .chroot = "/kafka"});
+  InvariantChecker check(c);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  const BrokerId first = *c.controller();
+  const BrokerId other = first == 1 ? 2 : 1;
+  const ControllerEpoch before = *c.controller_epoch();
+  c.stop_broker(first);
+  ASSERT_TRUE(c.run_until([&] { return c.controller() == other; }, Duration::seconds(60)));
+  c.run_for(Duration::seconds(5));
+  EXPECT_EQ(c.controller_epoch(), ControllerEpoch{before.value + 1});
+  EXPECT_EQ(c.zk_children("/brokers/ids"), std::vector<std::string>{std::to_string(other)});
+  EXPECT_EQ(znodes::decode_controller(*c.zk_get("/controller")), other);
+  c.start_broker(first);
+  c.run_for(Duration::seconds(30));
+  EXPECT_EQ(c.controller(), other);
+  EXPECT_EQ(c.controller_epoch(), ControllerEpoch{before.value + 1});
+  EXPECT_EQ(c.zk_children("/brokers/ids").size(), 2u);
+}
+
+// seeds/002: topic `playground`, 4 partitions, RF 2, leaders 2,1,2,1. The
+// controller (broker 2) goes down hard: broker 1 takes over, the failover
+// removes 2 from every ISR (leader -1 where 2 led, epoch + 1) and then
+// elects 1 (epoch + 1 again) — exactly the seed's
+// {"controller_epoch":8,"leader":1,"leader_epoch":2,"isr":[1]} /
+// {"controller_epoch":8,"leader":1,"leader_epoch":1,"isr":[1]}.
+TEST(KafkaSeed002, PartitionStateAfterTheControllerBrokerDies) {
+  Cluster c({.zookeepers = 3, .brokers = 2, .version = VersionProfile::v2_2, .chroot = "/kafka"});
+  InvariantChecker check(c);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  // Make broker 2 the controller, as in the seed.
+  if (c.controller() != 2) {
+    c.stop_broker(1);
+    ASSERT_TRUE(c.run_until([&] { return c.controller() == 2; }, Duration::seconds(60)));
+    c.start_broker(1);
+    ASSERT_TRUE(c.await_ready());
+  }
+  ASSERT_EQ(c.create_topic("playground", 4, 2, {}, {{0, {2, 1}}, {1, {1, 2}}, {2, {2, 1}}, {3, {1, 2}}}),
+            ErrorCode::none);
+  const int64_t epoch = c.controller_epoch()->value;
+  for (int p = 0; p < 4; ++p) {
+    auto s = c.state({"playground", p});
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->leader, p % 2 == 0 ? 2 : 1);
+    EXPECT_EQ(s->leader_epoch, LeaderEpoch{0});
+    EXPECT_EQ(s->controller_epoch.value, epoch);
+  }
+  c.kill_broker(2);
+  ASSERT_TRUE(c.run_until([&] { return c.controller() == 1 && c.state({"playground", 0})->leader == 1; },
+                          Duration::seconds(60)));
+  c.run_for(Duration::seconds(2));
+  for (int p = 0; p < 4; ++p) {
+    auto s = c.state({"playground", p});
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->controller_epoch.value, epoch + 1) << p;
+    EXPECT_EQ(s->leader, 1) << p;
+    EXPECT_EQ(s->leader_epoch, LeaderEpoch{p % 2 == 0 ? 2 : 1}) << p;
+    EXPECT_EQ(s->isr, std::vector<BrokerId>{1}) << p;
+  }
+  EXPECT_EQ(*c.zk_get("/brokers/topics/playground/partitions/0/state"),
+            fmt::format(R"({{"controller_epoch":{},"leader":1,"version":1,"leader_epoch":2,"isr":[1]}})",
+                        epoch + 1));
+}
+
+// seeds/002: "Restarting the server does not automatically update the
+// leader immediately, but will update them after a while" — the preferred
+// replica election after leader.imbalance.check.interval.seconds.
+TEST(KafkaSeed002, LeadershipReturnsToThePreferredReplicaAfterTheImbalanceCheck) {
+  Cluster c({.zookeepers = 3, .brokers = 2, .chroot = "/kafka"});
+  InvariantChecker check(c);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("playground", 4, 2, {}, {{0, {2, 1}}, {1, {1, 2}}, {2, {2, 1}}, {3, {1, 2}}}),
+            ErrorCode::none);
+  c.stop_broker(2);
+  ASSERT_TRUE(c.run_until([&] { return c.state({"playground", 0})->leader == 1 && !c.broker(2); },
+                          Duration::seconds(60)));
+  c.start_broker(2);
+  // Back in the ISR soon ...
+  ASSERT_TRUE(c.run_until([&] { return c.state({"playground", 0})->isr.size() == 2; },
+                          Duration::seconds(60)));
+  EXPECT_EQ(c.state({"playground", 0})->leader, 1);
+  // ... but leader again only once the controller's periodic check runs.
+  const sim::Time back = c.world().now();
+  ASSERT_TRUE(c.run_until([&] { return c.state({"playground", 0})->leader == 2; },
+                          Duration::seconds(400)));
+  EXPECT_GT(c.world().now() - back, Duration::seconds(10));
+  c.run_for(Duration::seconds(1));  // the other partition's write lands
+  EXPECT_EQ(c.state({"playground", 2})->leader, 2);
+  EXPECT_EQ(c.state({"playground", 1})->leader, 1);
+}
+
+// seeds/001: 1 ZooKeeper, 3 brokers, light_bulb with 3 partitions and RF 3;
+// stop broker 3, then 2, then 1.
+TEST(KafkaSeed001, StoppingBrokersOneByOne) {
+  Cluster c({.zookeepers = 1, .brokers = 3});
+  InvariantChecker check(c);
+  c.start();
+  ASSERT_EQ(c.create_topic("light_bulb", 3, 3), ErrorCode::none);
+  auto leaders_on = [&](BrokerId b) {
+    int n = 0;
+    for (int p = 0; p < 3; ++p) n += c.state({"light_bulb", p})->leader == b ? 1 : 0;
+    return n;
+  };
+  EXPECT_EQ(leaders_on(1) + leaders_on(2) + leaders_on(3), 3);
+  c.stop_broker(3);
+  ASSERT_TRUE(c.run_until([&] { return c.broker(3) == nullptr; }, Duration::seconds(60)));
+  c.run_for(Duration::seconds(5));
+  EXPECT_EQ(leaders_on(3), 0);
+  for (int p = 0; p < 3; ++p) {
+    auto s = c.state({"light_bulb", p});
+    EXPECT_EQ(s->isr.size(), 2u) << "under-replicated: RF 3, two in sync";
+    EXPECT_TRUE(c.produce({"light_bulb", p}, {100u + p}, -1)->error == ErrorCode::none);
+  }
+  c.stop_broker(2);
+  ASSERT_TRUE(c.run_until([&] { return c.broker(2) == nullptr; }, Duration::seconds(60)));
+  c.run_for(Duration::seconds(5));
+  EXPECT_EQ(leaders_on(1), 3);
+  for (int p = 0; p < 3; ++p) EXPECT_EQ(c.state({"light_bulb", p})->isr, std::vector<BrokerId>{1});
+  c.stop_broker(1);
+  ASSERT_TRUE(c.run_until([&] { return c.broker(1) == nullptr; }, Duration::seconds(60)));
+  c.run_for(Duration::seconds(5));
+  EXPECT_TRUE(c.zk_children("/brokers/ids").empty());
+  EXPECT_FALSE(c.controller().has_value());
+  EXPECT_FALSE(c.zk_get("/controller").has_value());
+  // The last state written: broker 1 still leads in ZooKeeper (nobody was
+  // left to change it), and nothing answers.
+  for (int p = 0; p < 3; ++p) EXPECT_FALSE(c.produce({"light_bulb", p}, {7}, 1, 2000).has_value());
+  // Bringing broker 1 back makes every partition available again, with its data.
+  c.start_broker(1);
+  ASSERT_TRUE(c.run_until([&] {
+    auto b = c.broker(1);
+    return b != nullptr && b->partition({"light_bulb", 0}) != nullptr &&
+           b->partition({"light_bulb", 0})->is_leader();
+  }, Duration::seconds(60)));
+  EXPECT_EQ(c.committed_values({"light_bulb", 0}), std::vector<uint64_t>{100});
+}
+
+// seeds/002: `tiny` with segment.ms=60000 and retention.ms=600000, one
+// message a second: a segment a minute, the oldest deleted after ten.
+TEST(KafkaSeed002, SegmentsRollEveryMinuteAndAreDeletedAfterTen) {
+  Cluster c({.zookeepers = 1, .brokers = 2});
+  c.start();
+  ASSERT_EQ(c.create_topic("tiny", 2, 2, {{"segment.ms", "60000"}, {"retention.ms", "600000"}}),
+            ErrorCode::none);
+  const TopicPartition tp{"tiny", 0};
+  auto leader = [&] { return c.broker(c.state(tp)->leader)->partition(tp); };
+  for (int i = 0; i < 9 * 60; ++i) {
+    c.produce_async(tp, {static_cast<uint64_t>(i)}, 1, std::make_shared<std::optional<ProducePartitionResponse>>());
+    c.run_for(Duration::seconds(1));
+  }
+  // Nine minutes: nine segments, nothing deleted yet.
+  EXPECT_EQ(leader()->log().segments().size(), 9u);
+  EXPECT_EQ(leader()->log().log_start(), Offset{0});
+  for (int i = 9 * 60; i < 16 * 60; ++i) {
+    c.produce_async(tp, {static_cast<uint64_t>(i)}, 1, std::make_shared<std::optional<ProducePartitionResponse>>());
+    c.run_for(Duration::seconds(1));
+  }
+  // Retention runs every 5 minutes (first after 30 s): at 15:30 it deleted
+  // every segment whose newest record was older than 10 minutes.
+  const auto& segments = leader()->log().segments();
+  EXPECT_GE(segments.size(), 10u);
+  EXPECT_LE(segments.size(), 12u);
+  EXPECT_GT(leader()->log().log_start(), Offset{200});
+  for (size_t i = 1; i < segments.size(); ++i) {
+    EXPECT_NEAR(static_cast<double>(segments[i].base.value - segments[i - 1].base.value), 60.0, 2.0);
+  }
+  // The follower deleted its own old segments too.
+  for (BrokerId b : c.broker_ids()) {
+    if (b == c.state(tp)->leader) continue;
+    EXPECT_GT(c.broker(b)->partition(tp)->log().log_start(), Offset{200});
+  }
+}
+
+}  // namespace
+}  // namespace kafka::testing

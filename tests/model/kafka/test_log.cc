@@ -1,0 +1,848 @@
+// Tests for model/kafka/log: one partition replica's log on a simulated disk.
+//
+// Each test holds a PartitionLog on a one-host World, through the context of
+// a process that does nothing by itself. The disk is set up to be
+// predictable: fsyncs take exactly 1 ms and background writeback is off, so
+// only an fsync makes data durable. What a power loss keeps beyond that is a
+// random prefix of the unsynced records (the kernel may have been part-way
+// through writing them); the tests about power loss therefore run over many
+// seeds and check what must hold for every one, plus that the random part
+// really happens.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "model/kafka/log.h"
+#include "sim/world.h"
+
+namespace kafka {
+namespace {
+
+using sim::Duration;
+
+constexpr const char* kDir = "/tmp/kafka-logs/tiny-0";
+constexpr Duration kFsyncLatency = Duration::millis(1);
+
+// A process that only lends its context to the log under test.
+class Idle final : public sim::Process {
+ public:
+  void on_start() override {}
+  sim::ProcessContext& context() { return ctx(); }
+};
+
+sim::DiskOptions predictable_disk(uint32_t torn_write_percent = 0) {
+  sim::DiskOptions o;
+  o.fsync_latency_min = kFsyncLatency;
+  o.fsync_latency_max = kFsyncLatency;
+  o.writeback_delay = Duration::max();
+  o.torn_write_percent = torn_write_percent;
+  return o;
+}
+
+// One host, one process, and the log in its directory.
+class Bed {
+ public:
+  explicit Bed(LogConfig config = {}, uint64_t seed = 1, sim::DiskOptions disk = predictable_disk())
+      : world_(seed, options(disk)), config_(config) {
+    world_.trace().keep_lines(true);
+    host_ = world_.add_host("node1", "10.0.0.1");
+    process_ = world_.add_process(host_, "broker", [] { return std::make_unique<Idle>(); });
+    world_.boot();
+    open();
+  }
+
+  sim::World& world() { return world_; }
+  PartitionLog& log() { return *log_; }
+  sim::Disk& disk() { return world_.disk(host_); }
+  int64_t now_ms() const { return world_.now().since_start().ms(); }
+  sim::ProcessContext& ctx() { return world_.process_as<Idle>(process_)->context(); }
+
+  // A fresh PartitionLog object that has read the directory back.
+  PartitionLog::LoadResult open() {
+    log_ = std::make_unique<PartitionLog>(ctx(), kDir, config_);
+    return log_->load();
+  }
+  // kill -9 and restart: the page cache survives.
+  PartitionLog::LoadResult restart() {
+    log_.reset();
+    world_.kill(process_);
+    world_.start(process_);
+    return open();
+  }
+  // Power off and on: only what was durable (plus chance) survives.
+  PartitionLog::LoadResult power_cycle() {
+    power_off();
+    return power_on();
+  }
+  void power_off() {
+    log_.reset();
+    world_.power_off(host_);
+  }
+  PartitionLog::LoadResult power_on() {
+    world_.power_on(host_);
+    world_.start(process_);
+    return open();
+  }
+
+  // Appends `n` records of `size` bytes as the leader of `epoch`.
+  Offset produce(int n, int32_t size = 100, LeaderEpoch epoch = LeaderEpoch{1}) {
+    std::vector<Record> batch(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      batch[static_cast<size_t>(i)].value = next_value_++;
+      batch[static_cast<size_t>(i)].size = size;
+    }
+    return log_->append_as_leader(std::move(batch), epoch, now_ms());
+  }
+  void run_for(Duration d) { world_.run_for(d); }
+
+  // Segment files in the directory, by base offset.
+  std::vector<int64_t> segment_files() {
+    std::vector<int64_t> out;
+    for (const std::string& path : disk().list(std::string(kDir) + "/")) {
+      if (path.ends_with(".log")) {
+        out.push_back(std::stoll(path.substr(std::string(kDir).size() + 1, 20)));
+      }
+    }
+    return out;
+  }
+  sim::File* segment_file(int64_t base) {
+    return disk().find(fmt::format("{}/{:020}.log", kDir, base));
+  }
+  std::vector<std::string> checkpoint_lines() {
+    std::vector<std::string> out;
+    if (sim::File* f = disk().find(std::string(kDir) + "/leader-epoch-checkpoint")) {
+      for (const sim::Record& r : f->records()) out.push_back(r.data);
+    }
+    return out;
+  }
+  int traced(std::string_view kind) {
+    const std::string needle = fmt::format("\"kind\":\"{}\"", kind);
+    int n = 0;
+    for (const std::string& line : world_.trace().lines()) {
+      n += line.find(needle) != std::string::npos;
+    }
+    return n;
+  }
+
+ private:
+  static sim::WorldOptions options(sim::DiskOptions disk) {
+    sim::WorldOptions o;
+    o.disk = disk;
+    return o;
+  }
+
+  sim::World world_;
+  LogConfig config_;
+  sim::HostId host_;
+  sim::ProcessId process_;
+  std::unique_ptr<PartitionLog> log_;
+  uint64_t next_value_ = 1000;
+};
+
+std::vector<int64_t> bases_of(const PartitionLog& log) {
+  std::vector<int64_t> out;
+  for (const SegmentInfo& s : log.segments()) out.push_back(s.base.value);
+  return out;
+}
+
+std::vector<int64_t> offsets_of(const std::vector<Record>& records) {
+  std::vector<int64_t> out;
+  for (const Record& r : records) out.push_back(r.offset.value);
+  return out;
+}
+
+Record sample_record() {
+  Record r;
+  r.offset = Offset{391};
+  r.leader_epoch = LeaderEpoch{7};
+  r.timestamp_ms = 1'700'000'000'123;
+  r.producer_id = 4001;
+  r.producer_epoch = 3;
+  r.sequence = 17;
+  r.value = 18'446'744'073'709'551'615ULL;
+  r.size = 70;
+  return r;
+}
+
+// --- the record format -------------------------------------------------------
+
+TEST(KafkaLogRecord, EncodeDecodeRoundTrip) {
+  const Record r = sample_record();
+  EXPECT_EQ(encode_record(r), "391,7,1700000000123,4001,3,17,18446744073709551615,70");
+  EXPECT_EQ(decode_record(encode_record(r)), r);
+
+  Record plain;  // no producer id, epoch or sequence: the -1s survive
+  plain.offset = Offset{0};
+  plain.leader_epoch = LeaderEpoch{0};
+  EXPECT_EQ(decode_record(encode_record(plain)), plain);
+}
+
+TEST(KafkaLogRecord, DecodeRejectsAnythingMalformed) {
+  const std::vector<std::string> bad = {
+      "",
+      "391,7,1700000000123,4001,3,17,42",        // seven fields
+      "391,7,1700000000123,4001,3,17,42,70,1",   // nine
+      "391,7,1700000000123,4001,3,17,42,",       // an empty field
+      "391,7,1700000000123,4001,3,17,42,7x",     // trailing junk in a field
+      "391,7,1700000000123,4001,3,17,42,70\n",   // trailing junk after the record
+      " 391,7,1700000000123,4001,3,17,42,70",    // leading space
+      "391,seven,1700000000123,4001,3,17,42,70",  // not a number
+      "+391,7,1700000000123,4001,3,17,42,70",    // a sign from_chars does not take
+      "391,7,1700000000123,4001,40000,17,42,70",  // producer epoch beyond int16
+      "391,7,1700000000123,4001,3,17,-42,70",    // a negative value id
+      "-1,7,1700000000123,4001,3,17,42,70",      // a negative offset
+      "391,7,1700000000123,4001,3,17,42,-70",    // a negative size
+      "391,7,1700000",                           // a torn record
+  };
+  for (const std::string& s : bad) EXPECT_EQ(decode_record(s), std::nullopt) << "'" << s << "'";
+}
+
+// --- appending and reading ---------------------------------------------------
+
+TEST(KafkaLog, AnAbsentDirectoryLoadsAsAnEmptyLogWithoutFiles) {
+  Bed bed;
+  EXPECT_TRUE(bed.log().empty());
+  EXPECT_EQ(bed.log().log_start(), Offset{0});
+  EXPECT_EQ(bed.log().log_end(), Offset{0});
+  EXPECT_TRUE(bed.log().segments().empty());
+  EXPECT_TRUE(bed.segment_files().empty());
+  EXPECT_EQ(bed.log().latest_epoch(), kNoLeaderEpoch);
+  EXPECT_EQ(bed.log().at(Offset{0}), nullptr);
+  EXPECT_TRUE(bed.log().read(Offset{0}, Offset{10}, 1'000'000).empty());
+}
+
+TEST(KafkaLog, LeaderAppendAssignsOffsetsEpochAndTimestamp) {
+  Bed bed;
+  EXPECT_EQ(bed.produce(3, 100, LeaderEpoch{1}), Offset{0});
+  bed.run_for(Duration::seconds(2));
+  EXPECT_EQ(bed.produce(2, 50, LeaderEpoch{2}), Offset{3});
+
+  PartitionLog& log = bed.log();
+  EXPECT_EQ(log.log_end(), Offset{5});
+  ASSERT_NE(log.at(Offset{4}), nullptr);
+  EXPECT_EQ(log.at(Offset{4})->offset, Offset{4});
+  EXPECT_EQ(log.at(Offset{4})->leader_epoch, LeaderEpoch{2});
+  EXPECT_EQ(log.at(Offset{4})->timestamp_ms, 2'000);
+  EXPECT_EQ(log.at(Offset{1})->leader_epoch, LeaderEpoch{1});
+  EXPECT_EQ(log.at(Offset{1})->timestamp_ms, 0);
+  EXPECT_EQ(log.at(Offset{5}), nullptr);
+
+  // One segment file, one disk record per Kafka record, in the text form.
+  EXPECT_EQ(bed.segment_files(), std::vector<int64_t>{0});
+  const sim::File* file = bed.segment_file(0);
+  ASSERT_NE(file, nullptr);
+  ASSERT_EQ(file->size(), 5u);
+  EXPECT_EQ(decode_record(file->records()[3].data), *log.at(Offset{3}));
+
+  ASSERT_EQ(log.segments().size(), 1u);
+  EXPECT_EQ(log.segments()[0].bytes, 400);
+  EXPECT_EQ(log.segments()[0].records, 5);
+  EXPECT_EQ(log.segments()[0].first_timestamp_ms, 0);
+  EXPECT_EQ(log.segments()[0].max_timestamp_ms, 2'000);
+  EXPECT_EQ(log.size_bytes(), 400);
+
+  // Log.append records each batch's epoch in the cache (a leader has usually
+  // done so already through assign_epoch).
+  EXPECT_EQ(log.epochs(), (std::vector<EpochEntry>{{LeaderEpoch{1}, Offset{0}},
+                                                   {LeaderEpoch{2}, Offset{3}}}));
+}
+
+TEST(KafkaLog, ReadHonoursMaxBytesButAlwaysReturnsOneRecord) {
+  Bed bed;
+  bed.produce(4, 100);
+  PartitionLog& log = bed.log();
+  EXPECT_EQ(offsets_of(log.read(Offset{0}, Offset{10}, 250)), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(offsets_of(log.read(Offset{0}, Offset{10}, 300)), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(offsets_of(log.read(Offset{1}, Offset{3}, 1'000)), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(offsets_of(log.read(Offset{2}, Offset{10}, 1)), (std::vector<int64_t>{2}));
+  EXPECT_TRUE(log.read(Offset{4}, Offset{10}, 1'000).empty());
+  EXPECT_TRUE(log.read(Offset{2}, Offset{2}, 1'000).empty());
+
+  EXPECT_EQ(log.bytes_between(Offset{0}, Offset{4}), 400);
+  EXPECT_EQ(log.bytes_between(Offset{1}, Offset{3}), 200);
+  EXPECT_EQ(log.bytes_between(Offset{3}, Offset{100}), 100);
+  EXPECT_EQ(log.bytes_between(Offset{3}, Offset{3}), 0);
+}
+
+TEST(KafkaLog, FollowerAppendKeepsOffsetsAndLearnsNewEpochs) {
+  Bed bed;
+  std::vector<Record> fetched;
+  for (int i = 0; i < 5; ++i) {
+    Record r;
+    r.offset = Offset{i};
+    r.leader_epoch = LeaderEpoch{i < 2 ? 3 : 5};
+    r.timestamp_ms = 10 * i;
+    r.size = 10;
+    fetched.push_back(r);
+  }
+  bed.log().append_as_follower(fetched, bed.now_ms());
+  EXPECT_EQ(bed.log().log_end(), Offset{5});
+  EXPECT_EQ(*bed.log().at(Offset{4}), fetched[4]);  // the leader's timestamps are kept
+  EXPECT_EQ(bed.log().epochs(), (std::vector<EpochEntry>{{LeaderEpoch{3}, Offset{0}},
+                                                         {LeaderEpoch{5}, Offset{2}}}));
+  EXPECT_EQ(bed.checkpoint_lines(), (std::vector<std::string>{"3 0", "5 2"}));
+
+  // A record that does not continue the log end is a bug in the caller.
+  Record gap = fetched[4];
+  gap.offset = Offset{7};
+  EXPECT_THROW(bed.log().append_as_follower({gap}, bed.now_ms()), sim::InvariantViolation);
+}
+
+// --- rolling -----------------------------------------------------------------
+
+TEST(KafkaLogRoll, RollsWhenTheNextBatchWouldPassSegmentBytes) {
+  LogConfig config;
+  config.segment_bytes = 250;
+  Bed bed(config);
+  bed.produce(5, 100);  // one batch never splits: 500 bytes in the first segment
+  bed.produce(1, 100);  // 500 > 250 - 100: roll
+  bed.produce(1, 100);
+  bed.produce(1, 100);  // 200 > 150: roll
+  EXPECT_EQ(bases_of(bed.log()), (std::vector<int64_t>{0, 5, 7}));
+  EXPECT_EQ(bed.segment_files(), (std::vector<int64_t>{0, 5, 7}));
+  EXPECT_EQ(bed.segment_file(5)->size(), 2u);
+  EXPECT_EQ(bed.log().segments()[1].bytes, 200);
+  EXPECT_EQ(bed.traced("segment_rolled"), 2);
+}
+
+TEST(KafkaLogRoll, RollsBySegmentMsAboutEveryMinute) {
+  LogConfig config;
+  config.segment_ms = 60'000;
+  Bed bed(config);
+  // One 70-byte record a second for eleven minutes.
+  for (int s = 0; s < 660; ++s) {
+    bed.world().run_until(sim::Time::zero() + Duration::seconds(s));
+    bed.produce(1, 70);
+  }
+  // LogSegment.shouldRoll rolls once the batch is *more* than segment.ms
+  // past the segment's first record: the record at 60 s still joins the
+  // segment that began at 0 s, the one at 61 s starts the next.
+  const std::vector<SegmentInfo>& segments = bed.log().segments();
+  ASSERT_EQ(segments.size(), 11u);
+  for (size_t i = 0; i < segments.size(); ++i) {
+    EXPECT_EQ(segments[i].base, Offset{61 * static_cast<int64_t>(i)}) << i;
+    EXPECT_EQ(segments[i].first_timestamp_ms, 61'000 * static_cast<int64_t>(i)) << i;
+  }
+  EXPECT_EQ(segments[0].records, 61);
+  EXPECT_EQ(segments[0].max_timestamp_ms, 60'000);
+  EXPECT_EQ(segments.back().records, 660 - 610);
+  EXPECT_EQ(bed.traced("segment_rolled"), 10);
+}
+
+TEST(KafkaLogRoll, ExplicitRollOnlyWhenTheActiveSegmentHoldsData) {
+  Bed bed;
+  bed.produce(2);
+  bed.log().roll(bed.now_ms());
+  bed.log().roll(bed.now_ms());  // the new active segment is empty: nothing
+  EXPECT_EQ(bases_of(bed.log()), (std::vector<int64_t>{0, 2}));
+  bed.produce(1);
+  EXPECT_EQ(bed.segment_file(2)->size(), 1u);
+}
+
+// --- retention ---------------------------------------------------------------
+
+TEST(KafkaLogRetention, RetentionMsDeletesTheOldestSegmentAfterTenMinutes) {
+  LogConfig config;
+  config.segment_ms = 60'000;
+  config.retention_ms = 600'000;
+  Bed bed(config);
+  for (int s = 0; s < 660; ++s) {
+    bed.world().run_until(sim::Time::zero() + Duration::seconds(s));
+    bed.produce(1, 70);
+    // The retention check runs all along; nothing is ten minutes old yet.
+    ASSERT_EQ(bed.log().delete_expired_segments(bed.now_ms()), 0) << s;
+  }
+  // The first segment's newest record is from 60 s: at 660 s it is exactly
+  // retention.ms old, which is not yet past it.
+  bed.world().run_until(sim::Time::zero() + Duration::seconds(660));
+  EXPECT_EQ(bed.log().delete_expired_segments(bed.now_ms()), 0);
+  bed.world().run_until(sim::Time::zero() + Duration::millis(660'001));
+  EXPECT_EQ(bed.log().delete_expired_segments(bed.now_ms()), 1);
+
+  EXPECT_EQ(bed.log().log_start(), Offset{61});
+  EXPECT_EQ(bases_of(bed.log()).front(), 61);
+  EXPECT_EQ(bed.segment_file(0), nullptr);
+  EXPECT_EQ(bed.log().at(Offset{60}), nullptr);
+  EXPECT_EQ(bed.log().read(Offset{0}, Offset{1'000}, 1).front().offset, Offset{61});
+  EXPECT_EQ(bed.traced("segment_deleted"), 1);
+  EXPECT_EQ(bed.log().log_end(), Offset{660});
+}
+
+TEST(KafkaLogRetention, AWhollyExpiredActiveSegmentIsReplacedByAFreshOne) {
+  LogConfig config;
+  config.retention_ms = 1'000;
+  Bed bed(config);
+  bed.produce(3);
+  bed.run_for(Duration::seconds(5));
+  EXPECT_EQ(bed.log().delete_expired_segments(bed.now_ms()), 1);
+  // Kafka keeps one segment: it rolled a new, empty one at the log end first.
+  EXPECT_EQ(bases_of(bed.log()), std::vector<int64_t>{3});
+  EXPECT_EQ(bed.segment_files(), std::vector<int64_t>{3});
+  EXPECT_TRUE(bed.log().empty());
+  EXPECT_EQ(bed.log().log_start(), Offset{3});
+  EXPECT_EQ(bed.log().log_end(), Offset{3});
+  // An empty active segment is never deleted.
+  bed.run_for(Duration::seconds(5));
+  EXPECT_EQ(bed.log().delete_expired_segments(bed.now_ms()), 0);
+  EXPECT_EQ(bed.produce(1), Offset{3});
+  EXPECT_EQ(bed.segment_file(3)->size(), 1u);
+}
+
+TEST(KafkaLogRetention, RetentionBytesDeletesTheOldestWhileTheRestStillReachesTheLimit) {
+  LogConfig config;
+  config.segment_bytes = 300;
+  config.retention_bytes = 450;
+  Bed bed(config);
+  for (int i = 0; i < 10; ++i) bed.produce(1, 100);
+  EXPECT_EQ(bases_of(bed.log()), (std::vector<int64_t>{0, 3, 6, 9}));
+  EXPECT_EQ(bed.log().size_bytes(), 1'000);
+  // 1000 - 300 = 700 >= 450: delete; 700 - 300 = 400 < 450: keep.
+  EXPECT_EQ(bed.log().delete_expired_segments(bed.now_ms()), 1);
+  EXPECT_EQ(bases_of(bed.log()), (std::vector<int64_t>{3, 6, 9}));
+  EXPECT_EQ(bed.log().log_start(), Offset{3});
+  EXPECT_EQ(bed.log().size_bytes(), 700);
+  EXPECT_EQ(bed.log().delete_expired_segments(bed.now_ms()), 0);
+
+  LogConfig unlimited = config;
+  unlimited.retention_bytes = -1;
+  bed.log().set_config(unlimited);
+  for (int i = 0; i < 10; ++i) bed.produce(1, 100);
+  EXPECT_EQ(bed.log().delete_expired_segments(bed.now_ms()), 0);
+}
+
+TEST(KafkaLogRetention, AdvancingTheLogStartDeletesWholeSegmentsBelowIt) {
+  LogConfig config;
+  config.segment_bytes = 300;
+  Bed bed(config);
+  for (int i = 0; i < 10; ++i) bed.produce(1, 100);  // segments 0, 3, 6, 9
+  bed.log().advance_log_start(Offset{7});
+  EXPECT_EQ(bed.log().log_start(), Offset{7});
+  EXPECT_EQ(bases_of(bed.log()), (std::vector<int64_t>{6, 9}));
+  EXPECT_EQ(bed.segment_files(), (std::vector<int64_t>{6, 9}));
+  EXPECT_EQ(bed.log().at(Offset{6}), nullptr);
+  ASSERT_NE(bed.log().at(Offset{7}), nullptr);
+  EXPECT_EQ(offsets_of(bed.log().read(Offset{0}, Offset{9}, 1'000)), (std::vector<int64_t>{7, 8}));
+  EXPECT_EQ(bed.log().bytes_between(Offset{0}, Offset{10}), 300);
+  // The segment file keeps offset 6 until the whole segment goes.
+  EXPECT_EQ(bed.segment_file(6)->size(), 3u);
+  bed.log().advance_log_start(Offset{5});  // never backwards
+  EXPECT_EQ(bed.log().log_start(), Offset{7});
+
+  // Without a log-start-offset checkpoint, a restart reads the log start
+  // back from the first segment's base.
+  bed.restart();
+  EXPECT_EQ(bed.log().log_start(), Offset{6});
+  EXPECT_EQ(bed.log().log_end(), Offset{10});
+}
+
+TEST(KafkaLogRetention, AdvancingTheLogStartPastTheEndStartsOver) {
+  Bed bed;
+  bed.produce(3);
+  bed.log().advance_log_start(Offset{50});
+  EXPECT_TRUE(bed.log().empty());
+  EXPECT_EQ(bed.log().log_start(), Offset{50});
+  EXPECT_EQ(bed.log().log_end(), Offset{50});
+  EXPECT_EQ(bed.segment_files(), std::vector<int64_t>{50});
+}
+
+// --- truncation --------------------------------------------------------------
+
+// Ten 100-byte records in segments 0, 3, 6, 9, written in epochs 1 (0-3),
+// 2 (4-6) and 3 (7-9).
+void produce_three_epochs(Bed& bed) {
+  bed.log().assign_epoch(LeaderEpoch{1}, Offset{0});
+  bed.produce(1, 100, LeaderEpoch{1});
+  bed.produce(1, 100, LeaderEpoch{1});
+  bed.produce(1, 100, LeaderEpoch{1});
+  bed.produce(1, 100, LeaderEpoch{1});
+  bed.log().assign_epoch(LeaderEpoch{2}, bed.log().log_end());
+  bed.produce(1, 100, LeaderEpoch{2});
+  bed.produce(1, 100, LeaderEpoch{2});
+  bed.produce(1, 100, LeaderEpoch{2});
+  bed.log().assign_epoch(LeaderEpoch{3}, bed.log().log_end());
+  bed.produce(1, 100, LeaderEpoch{3});
+  bed.produce(1, 100, LeaderEpoch{3});
+  bed.produce(1, 100, LeaderEpoch{3});
+}
+
+LogConfig three_records_a_segment() {
+  LogConfig config;
+  config.segment_bytes = 300;
+  return config;
+}
+
+TEST(KafkaLogTruncate, TruncateAcrossSegmentsCutsFilesAndEpochs) {
+  Bed bed(three_records_a_segment());
+  produce_three_epochs(bed);
+  ASSERT_EQ(bases_of(bed.log()), (std::vector<int64_t>{0, 3, 6, 9}));
+  ASSERT_EQ(bed.checkpoint_lines(), (std::vector<std::string>{"1 0", "2 4", "3 7"}));
+
+  bed.log().truncate_to(Offset{5});
+  EXPECT_EQ(bed.log().log_end(), Offset{5});
+  EXPECT_EQ(bed.log().at(Offset{5}), nullptr);
+  EXPECT_EQ(bases_of(bed.log()), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(bed.segment_files(), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(bed.segment_file(3)->size(), 2u);
+  EXPECT_EQ(bed.log().segments()[1].bytes, 200);
+  EXPECT_EQ(bed.log().segments()[1].records, 2);
+  EXPECT_EQ(bed.log().size_bytes(), 500);
+  // Epoch 3 started at 7, above the truncation point; epoch 2 (from 4) stays.
+  EXPECT_EQ(bed.log().epochs(), (std::vector<EpochEntry>{{LeaderEpoch{1}, Offset{0}},
+                                                         {LeaderEpoch{2}, Offset{4}}}));
+  EXPECT_EQ(bed.checkpoint_lines(), (std::vector<std::string>{"1 0", "2 4"}));
+
+  // The log goes on from the truncation point, in the cut segment.
+  EXPECT_EQ(bed.produce(1, 100, LeaderEpoch{4}), Offset{5});
+  EXPECT_EQ(bed.segment_file(3)->size(), 3u);
+  EXPECT_EQ(bed.log().at(Offset{5})->leader_epoch, LeaderEpoch{4});
+}
+
+TEST(KafkaLogTruncate, TruncateToASegmentBaseLeavesThatSegmentEmpty) {
+  Bed bed(three_records_a_segment());
+  produce_three_epochs(bed);
+  bed.log().truncate_to(Offset{3});
+  EXPECT_EQ(bases_of(bed.log()), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(bed.segment_file(3)->size(), 0u);
+  EXPECT_EQ(bed.log().epochs(), (std::vector<EpochEntry>{{LeaderEpoch{1}, Offset{0}}}));
+  // The empty active segment takes the next record; no roll for an empty one.
+  bed.produce(1);
+  EXPECT_EQ(bases_of(bed.log()), (std::vector<int64_t>{0, 3}));
+}
+
+TEST(KafkaLogTruncate, TruncateAtOrPastTheEndChangesNothing) {
+  Bed bed(three_records_a_segment());
+  produce_three_epochs(bed);
+  bed.log().assign_epoch(LeaderEpoch{4}, Offset{10});
+  bed.log().truncate_to(Offset{10});
+  bed.log().truncate_to(Offset{42});
+  EXPECT_EQ(bed.log().log_end(), Offset{10});
+  EXPECT_EQ(bed.log().latest_epoch(), LeaderEpoch{4});
+  EXPECT_EQ(bed.segment_files(), (std::vector<int64_t>{0, 3, 6, 9}));
+}
+
+TEST(KafkaLogTruncate, TruncateFullyStartsAnEmptyLogAtTheNewOffset) {
+  Bed bed(three_records_a_segment());
+  produce_three_epochs(bed);
+  bed.log().truncate_fully_and_start_at(Offset{100});
+  EXPECT_TRUE(bed.log().empty());
+  EXPECT_EQ(bed.log().log_start(), Offset{100});
+  EXPECT_EQ(bed.log().log_end(), Offset{100});
+  EXPECT_EQ(bed.log().recovery_point(), Offset{100});
+  EXPECT_TRUE(bed.log().epochs().empty());
+  EXPECT_TRUE(bed.checkpoint_lines().empty());
+  EXPECT_EQ(bed.segment_files(), std::vector<int64_t>{100});
+  EXPECT_EQ(bed.log().size_bytes(), 0);
+
+  // A restart finds the new start in the empty segment's name.
+  bed.restart();
+  EXPECT_EQ(bed.log().log_start(), Offset{100});
+  EXPECT_EQ(bed.produce(2), Offset{100});
+  EXPECT_EQ(bed.segment_file(100)->size(), 2u);
+}
+
+TEST(KafkaLogTruncate, TruncateBelowTheLogStartTruncatesFully) {
+  Bed bed(three_records_a_segment());
+  produce_three_epochs(bed);
+  bed.log().advance_log_start(Offset{6});
+  bed.log().truncate_to(Offset{4});
+  EXPECT_TRUE(bed.log().empty());
+  EXPECT_EQ(bed.log().log_start(), Offset{4});
+  EXPECT_EQ(bed.segment_files(), std::vector<int64_t>{4});
+}
+
+// --- the leader epoch cache --------------------------------------------------
+
+TEST(KafkaLogEpochs, EndOffsetForEpochAnswersAsOffsetsForLeaderEpoch) {
+  Bed bed;
+  bed.log().assign_epoch(LeaderEpoch{2}, Offset{0});
+  bed.produce(3, 100, LeaderEpoch{2});
+  bed.log().assign_epoch(LeaderEpoch{4}, Offset{3});
+  bed.produce(2, 100, LeaderEpoch{4});
+  bed.log().assign_epoch(LeaderEpoch{7}, Offset{5});
+  bed.produce(1, 100, LeaderEpoch{7});
+  using Answer = std::optional<std::pair<LeaderEpoch, Offset>>;
+  const PartitionLog& log = bed.log();
+  // Below the first known epoch: nothing to say.
+  EXPECT_EQ(log.end_offset_for_epoch(LeaderEpoch{1}), Answer());
+  EXPECT_EQ(log.end_offset_for_epoch(LeaderEpoch{2}), Answer({LeaderEpoch{2}, Offset{3}}));
+  // Between epochs: the largest known epoch below, ending where the next starts.
+  EXPECT_EQ(log.end_offset_for_epoch(LeaderEpoch{3}), Answer({LeaderEpoch{2}, Offset{3}}));
+  EXPECT_EQ(log.end_offset_for_epoch(LeaderEpoch{4}), Answer({LeaderEpoch{4}, Offset{5}}));
+  EXPECT_EQ(log.end_offset_for_epoch(LeaderEpoch{6}), Answer({LeaderEpoch{4}, Offset{5}}));
+  // The latest epoch ends at the log end.
+  EXPECT_EQ(log.end_offset_for_epoch(LeaderEpoch{7}), Answer({LeaderEpoch{7}, Offset{6}}));
+  EXPECT_EQ(log.end_offset_for_epoch(LeaderEpoch{9}), Answer({LeaderEpoch{7}, Offset{6}}));
+}
+
+TEST(KafkaLogEpochs, AssignIgnoresOldEpochsAndIsCheckpointedDurably) {
+  Bed bed;
+  bed.log().assign_epoch(LeaderEpoch{3}, Offset{0});
+  bed.produce(2, 100, LeaderEpoch{3});
+  bed.log().assign_epoch(LeaderEpoch{3}, Offset{2});  // not above the latest
+  bed.log().assign_epoch(LeaderEpoch{1}, Offset{2});
+  EXPECT_EQ(bed.log().epochs(), (std::vector<EpochEntry>{{LeaderEpoch{3}, Offset{0}}}));
+  EXPECT_EQ(bed.log().latest_epoch(), LeaderEpoch{3});
+
+  // An epoch that began where the next one begins held no records of its
+  // own: LeaderEpochFileCache replaces it.
+  bed.log().assign_epoch(LeaderEpoch{4}, Offset{2});
+  bed.log().assign_epoch(LeaderEpoch{5}, Offset{2});
+  EXPECT_EQ(bed.log().epochs(), (std::vector<EpochEntry>{{LeaderEpoch{3}, Offset{0}},
+                                                         {LeaderEpoch{5}, Offset{2}}}));
+  EXPECT_EQ(bed.checkpoint_lines(), (std::vector<std::string>{"3 0", "5 2"}));
+
+  // The checkpoint is fsynced: it survives a power loss once that completes.
+  bed.log().flush();
+  bed.run_for(Duration::millis(10));
+  bed.power_cycle();
+  EXPECT_EQ(bed.log().log_end(), Offset{2});
+  // Epoch 5 starts at the log end, so the load drops it, as Kafka's
+  // truncateFromEnd(log end offset) does: no record of it exists.
+  EXPECT_EQ(bed.log().epochs(), (std::vector<EpochEntry>{{LeaderEpoch{3}, Offset{0}}}));
+  EXPECT_EQ(bed.checkpoint_lines(), (std::vector<std::string>{"3 0"}));
+}
+
+TEST(KafkaLogEpochs, LoadSkipsBadCheckpointLinesAndCutsTheCacheToTheLogEnd) {
+  Bed bed;
+  bed.produce(4, 100, LeaderEpoch{1});
+  bed.log().assign_epoch(LeaderEpoch{2}, Offset{4});
+  sim::File& checkpoint = bed.disk().open(std::string(kDir) + "/leader-epoch-checkpoint");
+  checkpoint.rewrite({"1 0", "garbage", "2 2", "1 3", "6 9"}, bed.world().now());
+  bed.restart();
+  // "garbage" does not parse, "1 3" goes backwards, "6 9" is past the end.
+  EXPECT_EQ(bed.log().epochs(), (std::vector<EpochEntry>{{LeaderEpoch{1}, Offset{0}},
+                                                         {LeaderEpoch{2}, Offset{2}}}));
+  EXPECT_EQ(bed.checkpoint_lines(), (std::vector<std::string>{"1 0", "2 2"}));
+}
+
+// --- flush and durability ----------------------------------------------------
+
+TEST(KafkaLogDurability, AKillLosesNothingTheLogWrote) {
+  LogConfig config = three_records_a_segment();
+  Bed bed(config);
+  produce_three_epochs(bed);
+  const std::vector<Record> before = bed.log().read(Offset{0}, Offset{100}, 1'000'000);
+  const std::vector<SegmentInfo> segments_before = bed.log().segments();
+
+  const PartitionLog::LoadResult loaded = bed.restart();
+  EXPECT_EQ(loaded.records, 10);
+  EXPECT_EQ(loaded.truncated_records, 0);
+  EXPECT_EQ(loaded.deleted_segments, 0);
+  EXPECT_EQ(bed.log().read(Offset{0}, Offset{100}, 1'000'000), before);
+  EXPECT_EQ(bases_of(bed.log()), (std::vector<int64_t>{0, 3, 6, 9}));
+  EXPECT_EQ(bed.log().segments()[2].bytes, segments_before[2].bytes);
+  EXPECT_EQ(bed.log().segments()[2].max_timestamp_ms, segments_before[2].max_timestamp_ms);
+  EXPECT_EQ(bed.log().epochs(), (std::vector<EpochEntry>{{LeaderEpoch{1}, Offset{0}},
+                                                         {LeaderEpoch{2}, Offset{4}},
+                                                         {LeaderEpoch{3}, Offset{7}}}));
+  // The data came back from the page cache, not the platter: the rolls'
+  // fsyncs had not completed when the kill came, and the recovery point says so.
+  EXPECT_EQ(bed.log().recovery_point(), Offset{0});
+}
+
+TEST(KafkaLogDurability, PowerLossKeepsTheFlushedPrefixAndMayLoseTheRest) {
+  int lost_something = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Bed bed({}, seed);
+    bed.produce(5);
+    bed.log().flush();
+    EXPECT_EQ(bed.log().recovery_point(), Offset{0}) << "the fsync has not completed yet";
+    bed.run_for(Duration::millis(10));
+    ASSERT_EQ(bed.log().recovery_point(), Offset{5});
+    bed.produce(5);
+    const std::vector<Record> written = bed.log().read(Offset{0}, Offset{100}, 1'000'000);
+
+    const PartitionLog::LoadResult loaded = bed.power_cycle();
+    const std::vector<Record> left = bed.log().read(Offset{0}, Offset{100}, 1'000'000);
+    ASSERT_GE(left.size(), 5u) << "seed " << seed;
+    ASSERT_LE(left.size(), 10u) << "seed " << seed;
+    ASSERT_TRUE(std::equal(left.begin(), left.end(), written.begin())) << "seed " << seed;
+    EXPECT_EQ(loaded.records, static_cast<int64_t>(left.size()));
+    // What a power loss left is, by definition, on the platter.
+    EXPECT_EQ(bed.log().recovery_point(), bed.log().log_end());
+    lost_something += left.size() < 10;
+  }
+  EXPECT_GT(lost_something, 10);
+}
+
+TEST(KafkaLogDurability, FlushMessagesOneMakesEveryRecordSurvivePowerLoss) {
+  LogConfig config;
+  config.flush_interval_messages = 1;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    Bed bed(config, seed);
+    for (int i = 0; i < 20; ++i) {
+      bed.produce(1);
+      bed.run_for(Duration::micros(200));  // appends outpace the 1 ms fsyncs
+    }
+    bed.run_for(Duration::millis(50));  // let the queued fsyncs finish
+    EXPECT_EQ(bed.log().recovery_point(), Offset{20});
+    bed.power_cycle();
+    EXPECT_EQ(bed.log().log_end(), Offset{20}) << "seed " << seed;
+  }
+}
+
+TEST(KafkaLogDurability, FlushMsFlushesOnlyWhenDueAndDirty) {
+  LogConfig config;
+  config.flush_interval_ms = 1'000;
+  Bed bed(config);
+  bed.run_for(Duration::millis(1'500));
+  bed.log().maybe_flush_by_time(bed.now_ms());  // due, but nothing to flush
+  bed.produce(3);
+  bed.run_for(Duration::millis(100));
+  bed.log().maybe_flush_by_time(bed.now_ms());  // dirty, but due since load at 0 ms
+  bed.run_for(Duration::millis(10));
+  EXPECT_EQ(bed.log().recovery_point(), Offset{3});
+
+  bed.produce(2);
+  bed.run_for(Duration::millis(500));
+  bed.log().maybe_flush_by_time(bed.now_ms());  // 510 ms since the last flush: not due
+  bed.run_for(Duration::millis(10));
+  EXPECT_EQ(bed.log().recovery_point(), Offset{3});
+  bed.run_for(Duration::millis(500));
+  bed.log().maybe_flush_by_time(bed.now_ms());
+  bed.run_for(Duration::millis(10));
+  EXPECT_EQ(bed.log().recovery_point(), Offset{5});
+}
+
+TEST(KafkaLogDurability, ARolledSegmentIsFlushedWhileTheActiveOneIsNot) {
+  LogConfig config;
+  config.segment_bytes = 500;
+  int active_lost = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Bed bed(config, seed);
+    bed.produce(5);
+    bed.produce(3);  // rolls at 5 and schedules the flush of [0, 5)
+    ASSERT_EQ(bases_of(bed.log()), (std::vector<int64_t>{0, 5}));
+    EXPECT_EQ(bed.log().recovery_point(), Offset{0});
+    // Behind the epoch checkpoint's fsync, then its own.
+    bed.run_for(kFsyncLatency * 3);
+    ASSERT_EQ(bed.log().recovery_point(), Offset{5});
+    EXPECT_EQ(bed.segment_file(0)->durable_size(), 5u);
+    EXPECT_EQ(bed.segment_file(5)->durable_size(), 0u);
+
+    bed.power_cycle();
+    ASSERT_GE(bed.log().log_end(), Offset{5}) << "seed " << seed;
+    EXPECT_EQ(bases_of(bed.log()), (std::vector<int64_t>{0, 5}));
+    active_lost += bed.log().log_end() < Offset{8};
+  }
+  EXPECT_GT(active_lost, 10);
+}
+
+TEST(KafkaLogDurability, WithoutAnyFlushAPowerLossMayTakeEverything) {
+  int emptied = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Bed bed({}, seed);
+    bed.produce(3);
+    bed.run_for(Duration::seconds(60));  // no writeback, no flush policy
+    bed.power_cycle();
+    // The segment file itself is metadata and survives, empty or not.
+    EXPECT_EQ(bed.segment_files(), std::vector<int64_t>{0});
+    emptied += bed.log().empty();
+  }
+  EXPECT_GT(emptied, 0);
+}
+
+TEST(KafkaLogDurability, ALogDestroyedWithAFlushInFlightIsNeverCalledBack) {
+  Bed bed;
+  bed.produce(3);
+  bed.log().flush();
+  bed.open();  // replaces the log object while its fsync is pending
+  bed.run_for(Duration::millis(10));
+  EXPECT_EQ(bed.log().log_end(), Offset{3});
+  EXPECT_EQ(bed.segment_file(0)->durable_size(), 3u);
+}
+
+TEST(KafkaLogDurability, ATruncationLowersTheTargetOfAFlushInFlight) {
+  Bed bed;
+  bed.produce(6);
+  bed.log().flush();         // will make [0, 6) durable ...
+  bed.log().truncate_to(Offset{2});  // ... but [2, 6) is gone before it completes
+  bed.produce(2);
+  bed.run_for(Duration::millis(10));
+  EXPECT_EQ(bed.log().recovery_point(), Offset{2});
+}
+
+// --- recovery from damage ----------------------------------------------------
+
+TEST(KafkaLogRecovery, AnUnreadableRecordEndsTheLogAndLaterSegmentsGo) {
+  Bed bed(three_records_a_segment());
+  for (int i = 0; i < 7; ++i) bed.produce(1);  // segments 0, 3, 6
+  // Damage in the middle segment: its third record cannot be read, and a
+  // readable one follows it.
+  sim::File* middle = bed.segment_file(3);
+  middle->truncate(2, bed.world().now());
+  middle->append("5,1,0,-1,-1", bed.world().now());
+  middle->append("6,1,0,-1,-1,-1,99,100", bed.world().now());
+
+  const PartitionLog::LoadResult loaded = bed.restart();
+  EXPECT_EQ(loaded.records, 5);
+  EXPECT_EQ(loaded.truncated_records, 3);  // the bad record, the one after it, offset 6's segment
+  EXPECT_EQ(loaded.deleted_segments, 1);
+  EXPECT_EQ(bed.log().log_end(), Offset{5});
+  EXPECT_EQ(bases_of(bed.log()), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(bed.segment_files(), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(bed.segment_file(3)->size(), 2u);
+  EXPECT_EQ(bed.traced("log_recovered"), 1);
+  // It goes on from there.
+  EXPECT_EQ(bed.produce(1), Offset{5});
+}
+
+TEST(KafkaLogRecovery, ARecordOutOfSequenceEndsTheLog) {
+  Bed bed;
+  bed.produce(3);
+  Record stray = *bed.log().at(Offset{2});
+  stray.offset = Offset{7};
+  bed.segment_file(0)->append(encode_record(stray), bed.world().now());
+  const PartitionLog::LoadResult loaded = bed.restart();
+  EXPECT_EQ(loaded.truncated_records, 1);
+  EXPECT_EQ(bed.log().log_end(), Offset{3});
+}
+
+TEST(KafkaLogRecovery, ASegmentThatDoesNotContinueTheLogIsDeleted) {
+  LogConfig config;
+  config.segment_bytes = 300;
+  Bed bed(config);
+  for (int i = 0; i < 9; ++i) bed.produce(1);  // segments 0, 3, 6
+  bed.disk().remove(fmt::format("{}/{:020}.log", kDir, 3));
+  const PartitionLog::LoadResult loaded = bed.restart();
+  EXPECT_EQ(loaded.deleted_segments, 1);
+  EXPECT_EQ(loaded.truncated_records, 3);
+  EXPECT_EQ(bed.log().log_end(), Offset{3});
+  EXPECT_EQ(bed.segment_files(), std::vector<int64_t>{0});
+}
+
+TEST(KafkaLogRecovery, ATornWriteFromAPowerLossIsCutOff) {
+  LogConfig config;
+  config.segment_bytes = 500;
+  int torn_seen = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Bed bed(config, seed, predictable_disk(/*torn_write_percent=*/100));
+    bed.produce(5);
+    bed.produce(5);  // rolls: segment 0 is flushed, segment 5 is not
+    bed.run_for(Duration::millis(10));
+    const std::vector<Record> written = bed.log().read(Offset{0}, Offset{100}, 1'000'000);
+
+    bed.power_off();
+    const sim::File* active = bed.segment_file(5);
+    const bool torn = active->size() > 0 && !active->records().back().intact;
+    const size_t intact = active->size() - (torn ? 1 : 0);
+    torn_seen += torn;
+
+    const PartitionLog::LoadResult loaded = bed.power_on();
+    EXPECT_EQ(loaded.truncated_records, torn ? 1 : 0) << "seed " << seed;
+    EXPECT_EQ(bed.log().log_end(), Offset{5 + static_cast<int64_t>(intact)}) << "seed " << seed;
+    const std::vector<Record> left = bed.log().read(Offset{0}, Offset{100}, 1'000'000);
+    ASSERT_TRUE(std::equal(left.begin(), left.end(), written.begin())) << "seed " << seed;
+    for (const sim::Record& r : bed.segment_file(5)->records()) EXPECT_TRUE(r.intact);
+  }
+  EXPECT_GT(torn_seen, 10);
+}
+
+}  // namespace
+}  // namespace kafka
