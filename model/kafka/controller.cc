@@ -34,6 +34,23 @@ std::function<void()> join(size_t n, std::function<void()> done) {
   };
 }
 
+// Runs step(0), step(1) ... step(n - 1) one after another (each may finish
+// later, by calling the Done it is given), then `done`.
+void in_sequence(size_t n, std::function<void(size_t, std::function<void()>)> step,
+                 std::function<void()> done) {
+  auto run = std::make_shared<std::function<void(size_t)>>();
+  std::weak_ptr<std::function<void(size_t)>> weak = run;
+  *run = [n, step = std::move(step), done = std::move(done), weak](size_t i) {
+    if (i == n) {
+      done();
+      return;
+    }
+    auto self = weak.lock();
+    step(i, [self, i] { (*self)(i + 1); });
+  };
+  (*run)(0);
+}
+
 const sim::Duration kZkRetryDelay = sim::Duration::millis(200);
 // RequestSendThread backs off this long before resending to a broker.
 const sim::Duration kResendDelay = sim::Duration::millis(300);
@@ -316,38 +333,35 @@ void Controller::failover(Done done) {
                               }
                             }
                             std::sort(dead.begin(), dead.end());
-                            auto remove_next = std::make_shared<std::function<void(size_t)>>();
-                            *remove_next = [this, dead, batch, done, remove_next](size_t i) {
-                              if (i == dead.size()) {
-                                // PartitionStateMachine.startup: elect where
-                                // there is no live leader; create what is new.
-                                std::vector<TopicPartition> offline;
-                                std::vector<TopicPartition> fresh;
-                                for (const auto& [tp, info] : partitions_) {
-                                  if (!info.state) {
-                                    fresh.push_back(tp);
-                                  } else if (!alive(info.state->leader)) {
-                                    offline.push_back(tp);
+                            in_sequence(
+                                dead.size(),
+                                [this, dead, batch](size_t i, Done next) {
+                                  std::vector<TopicPartition> tps;
+                                  for (const auto& [tp, info] : partitions_) {
+                                    if (info.state && contains(info.replicas, dead[i])) tps.push_back(tp);
                                   }
-                                }
-                                elect(offline, ElectionKind::offline, batch, [this, fresh, batch, done] {
-                                  create_partitions(fresh, batch, [this, batch, done] {
-                                    send(*batch);
-                                    schedule_rebalance(kFirstRebalanceDelay);
-                                    done();
+                                  remove_from_isr(tps, dead[i], batch, std::move(next));
+                                },
+                                [this, batch, done] {
+                                  // PartitionStateMachine.startup: elect where
+                                  // there is no live leader; create what is new.
+                                  std::vector<TopicPartition> offline;
+                                  std::vector<TopicPartition> fresh;
+                                  for (const auto& [tp, info] : partitions_) {
+                                    if (!info.state) {
+                                      fresh.push_back(tp);
+                                    } else if (!alive(info.state->leader)) {
+                                      offline.push_back(tp);
+                                    }
+                                  }
+                                  elect(offline, ElectionKind::offline, batch, [this, fresh, batch, done] {
+                                    create_partitions(fresh, batch, [this, batch, done] {
+                                      send(*batch);
+                                      schedule_rebalance(kFirstRebalanceDelay);
+                                      done();
+                                    });
                                   });
                                 });
-                                *remove_next = nullptr;  // break the cycle
-                                return;
-                              }
-                              std::vector<TopicPartition> tps;
-                              for (const auto& [tp, info] : partitions_) {
-                                if (info.state && contains(info.replicas, dead[i])) tps.push_back(tp);
-                              }
-                              auto self = remove_next;
-                              remove_from_isr(tps, dead[i], batch, [self, i] { (*self)(i + 1); });
-                            };
-                            (*remove_next)(0);
                           });
         });
       });
@@ -413,21 +427,16 @@ void Controller::on_broker_failure(const std::vector<BrokerId>& brokers, const B
     if (info.state && contains(brokers, info.state->leader)) led.push_back(tp);
   }
   elect(led, ElectionKind::offline, batch, [this, brokers, batch, done] {
-    auto next = std::make_shared<std::function<void(size_t)>>();
-    *next = [this, brokers, batch, done, next](size_t i) {
-      if (i == brokers.size()) {
-        *next = nullptr;
-        done();
-        return;
-      }
-      std::vector<TopicPartition> tps;
-      for (const auto& [tp, info] : partitions_) {
-        if (info.state && contains(info.state->isr, brokers[i])) tps.push_back(tp);
-      }
-      auto self = next;
-      remove_from_isr(tps, brokers[i], batch, [self, i] { (*self)(i + 1); });
-    };
-    (*next)(0);
+    in_sequence(
+        brokers.size(),
+        [this, brokers, batch](size_t i, Done next) {
+          std::vector<TopicPartition> tps;
+          for (const auto& [tp, info] : partitions_) {
+            if (info.state && contains(info.state->isr, brokers[i])) tps.push_back(tp);
+          }
+          remove_from_isr(tps, brokers[i], batch, std::move(next));
+        },
+        done);
   });
 }
 

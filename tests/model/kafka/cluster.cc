@@ -298,7 +298,16 @@ void InvariantChecker::check() {
       }
       SIM_ASSERT(p->high_watermark() <= p->log().log_end(), "broker {}: hw above log end for {}",
                  id, to_string(tp));
+      // A restarted broker may lead again in the same leader epoch (the
+      // controller saw no change) from its checkpointed high watermark.
       auto& [epoch, hw] = hw_[{id, tp}];
+      const int64_t incarnation = static_cast<int64_t>(c_.world().is_running(c_.broker_process(id))
+                                                           ? b->broker_epoch() : -1);
+      auto& last_incarnation = incarnations_[{id, tp}];
+      if (last_incarnation != incarnation) {
+        last_incarnation = incarnation;
+        epoch = -1;
+      }
       if (epoch == p->leader_epoch().value) {
         SIM_ASSERT(p->high_watermark().value >= hw, "broker {}: hw of {} went down from {} to {}",
                    id, to_string(tp), hw, p->high_watermark().value);

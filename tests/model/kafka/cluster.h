@@ -156,6 +156,7 @@ class InvariantChecker {
   int64_t max_controller_epoch_ = -1;
   std::map<TopicPartition, int64_t> leader_epochs_;
   std::map<std::pair<BrokerId, TopicPartition>, std::pair<int64_t, int64_t>> hw_;  // epoch, hw
+  std::map<std::pair<BrokerId, TopicPartition>, int64_t> incarnations_;  // broker epoch
   uint64_t checks_ = 0;
 };
 
