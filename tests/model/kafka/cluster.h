@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "model/kafka/broker.h"
+#include "model/kafka/invariants.h"
 #include "model/kafka/network_client.h"
 #include "model/kafka/znodes.h"
 #include "model/zk/server.h"
@@ -73,6 +74,7 @@ class Cluster {
 
   // --- brokers --------------------------------------------------------------------
   sim::ProcessId broker_process(BrokerId id) const { return broker_procs_.at(id); }
+  const std::map<BrokerId, sim::ProcessId>& broker_processes() const { return broker_procs_; }
   sim::HostId broker_host(BrokerId id) const { return world_.host_of(broker_procs_.at(id)); }
   sim::ProcessId zk_process(int i) const { return zk_procs_.at(static_cast<size_t>(i - 1)); }
   Broker* broker(BrokerId id) const { return world_.process_as<Broker>(broker_procs_.at(id)); }
@@ -136,28 +138,13 @@ class Cluster {
   sim::ProcessId client_proc_;
 };
 
-// Checks the model's invariants after every event:
-//  - at most one broker acts as controller per controller epoch, ever;
-//  - controller epochs and each partition's leader epoch in ZooKeeper never
-//    go backwards;
-//  - in ZooKeeper, leader ∈ ISR ⊆ replicas (leader -1 allowed);
-//  - at a broker that leads a partition: leader ∈ ISR ⊆ replicas, and the
-//    high watermark never exceeds the log end offset it knows for any ISR
-//    member, and never goes down while it stays leader in one epoch.
-class InvariantChecker {
+// The model's invariants (model/kafka/invariants.h), checked after every
+// event of the cluster's world.
+class InvariantChecker : public Invariants {
  public:
-  explicit InvariantChecker(Cluster& c);
-  void check();
-  size_t controller_epochs_seen() const { return controllers_.size(); }
-
- private:
-  Cluster& c_;
-  std::map<int64_t, BrokerId> controllers_;
-  int64_t max_controller_epoch_ = -1;
-  std::map<TopicPartition, int64_t> leader_epochs_;
-  std::map<std::pair<BrokerId, TopicPartition>, std::pair<int64_t, int64_t>> hw_;  // epoch, hw
-  std::map<std::pair<BrokerId, TopicPartition>, int64_t> incarnations_;  // broker epoch
-  uint64_t checks_ = 0;
+  explicit InvariantChecker(Cluster& c) : Invariants(c.world(), c.broker_processes()) {
+    c.world().set_invariant_check([this] { check(); });
+  }
 };
 
 }  // namespace kafka::testing
