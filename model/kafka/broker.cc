@@ -1026,6 +1026,21 @@ void Broker::handle_produce(const ProduceRequest& r, Reply reply) {
     resp.partitions.push_back(pr);
   }
   for (const auto& [tp, _] : required) on_partition_progress(tp);
+  // Log.append flushes synchronously when flush.messages says so: the
+  // request handler is busy until the fsync returns.
+  sim::Time flushed = ctx().now();
+  for (const auto& [tp, _] : required) {
+    if (Partition* p = find_partition(tp)) flushed = std::max(flushed, p->log().flush_done_at());
+  }
+  if (flushed > ctx().now()) {
+    reply = [this, inner = std::move(reply), flushed](Response response) {
+      if (flushed <= ctx().now()) {
+        inner(std::move(response));  // a delayed produce answered after the fsync
+        return;
+      }
+      ctx().at(flushed, [inner, response]() mutable { inner(std::move(response)); });
+    };
+  }
   if (r.acks != -1 || required.empty()) {
     reply(resp);
     return;
@@ -1393,7 +1408,17 @@ void Broker::run_fetcher(BrokerId leader) {
       fetcher_backoff(leader);
       return;
     }
-    on_fetch_response(leader, *resp);
+    const sim::Time flushed = on_fetch_response(leader, *resp);
+    if (flushed > ctx().now()) {
+      // The fetcher thread appended with a synchronous flush: it fetches
+      // again only once the fsync returns.
+      fetchers_[leader].backing_off = true;
+      ctx().at(flushed, [this, leader] {
+        fetchers_[leader].backing_off = false;
+        run_fetcher(leader);
+      });
+      return;
+    }
     run_fetcher(leader);
   });
 }
@@ -1428,9 +1453,10 @@ void Broker::on_epoch_response(BrokerId leader, const OffsetsForLeaderEpochRespo
   if (errors) fetcher_backoff(leader);
 }
 
-void Broker::on_fetch_response(BrokerId leader, const FetchResponse& r) {
+sim::Time Broker::on_fetch_response(BrokerId leader, const FetchResponse& r) {
   const int64_t now_ms = ctx().now().us() / 1000;
   bool errors = false;
+  sim::Time flushed = ctx().now();
   for (const FetchPartitionResponse& pr : r.partitions) {
     auto from = fetching_from_.find(pr.tp);
     Partition* p = find_partition(pr.tp);
@@ -1443,6 +1469,7 @@ void Broker::on_fetch_response(BrokerId leader, const FetchResponse& r) {
         if (!pr.records.empty() && pr.records.front().offset == log.log_end()) {
           log.append_as_follower(pr.records, now_ms);
           p->record_producers(pr.records);
+          flushed = std::max(flushed, log.flush_done_at());
         }
         p->set_follower_high_watermark(pr.high_watermark);
         if (pr.log_start_offset > log.log_start() && pr.log_start_offset <= log.log_end()) {
@@ -1469,6 +1496,7 @@ void Broker::on_fetch_response(BrokerId leader, const FetchResponse& r) {
     }
   }
   if (errors) fetcher_backoff(leader);
+  return flushed;
 }
 
 // --- controlled shutdown ---------------------------------------------------------------------

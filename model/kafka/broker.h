@@ -165,7 +165,8 @@ class Broker final : public sim::Process {
   };
   void add_to_fetcher(const TopicPartition& tp, BrokerId leader, const Endpoint& endpoint);
   void run_fetcher(BrokerId leader);
-  void on_fetch_response(BrokerId leader, const FetchResponse& r);
+  // Returns when the appends' synchronous flushes complete.
+  sim::Time on_fetch_response(BrokerId leader, const FetchResponse& r);
   void on_epoch_response(BrokerId leader, const OffsetsForLeaderEpochResponse& r);
   void fetcher_backoff(BrokerId leader);
   void truncate_to_high_watermark(Partition& p);

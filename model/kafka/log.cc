@@ -547,7 +547,7 @@ void PartitionLog::write_epoch_checkpoint() {
 void PartitionLog::flush() {
   last_flush_ms_ = now_ms_of(ctx_);
   unflushed_messages_ = 0;
-  flush_upto(log_end());
+  flush_done_at_ = std::max(flush_done_at_, flush_upto(log_end()));
 }
 
 void PartitionLog::maybe_flush_by_time(int64_t now_ms) {
@@ -557,9 +557,9 @@ void PartitionLog::maybe_flush_by_time(int64_t now_ms) {
   flush();
 }
 
-void PartitionLog::flush_upto(Offset end) {
+sim::Time PartitionLog::flush_upto(Offset end) {
   end = std::min(end, log_end());
-  if (end <= recovery_point_ || segments_.empty()) return;
+  if (end <= recovery_point_ || segments_.empty()) return ctx_.now();
   // Log.flush(offset) syncs logSegments(recoveryPoint, offset): the segment
   // holding the recovery point (which also carries any unsynced truncation)
   // and every later one starting below `end`.
@@ -572,14 +572,16 @@ void PartitionLog::flush_upto(Offset end) {
   std::erase_if(flushes_in_flight_, [](const auto& weak) { return weak.expired(); });
   flushes_in_flight_.push_back(pending);
   const std::weak_ptr<int> lifetime = lifetime_;
+  sim::Time done = ctx_.now();
   for (const std::string& path : paths) {
-    ctx_.fsync(path, [this, lifetime, pending] {
+    done = std::max(done, ctx_.fsync(path, [this, lifetime, pending] {
       if (lifetime.expired()) return;
       if (--pending->remaining > 0) return;
       // Only forward, and never past what the log holds now.
       recovery_point_ = std::max(recovery_point_, std::min(pending->target, log_end()));
-    });
+    }));
   }
+  return done;
 }
 
 // --- retention ---------------------------------------------------------------

@@ -136,6 +136,10 @@ class PartitionLog {
   // fsyncs everything up to log_end; the recovery point moves when the fsync
   // completes.
   void flush();
+  // When the last flush() (the policy's, not a roll's background flush)
+  // completes. Kafka flushes synchronously inside the append, so whoever
+  // appended — the produce request, the follower's fetcher — waits for it.
+  sim::Time flush_done_at() const { return flush_done_at_; }
   // Flushes when flush.ms has passed since the last flush and there is
   // unflushed data (the log.flush.scheduler's check).
   void maybe_flush_by_time(int64_t now_ms);
@@ -158,7 +162,8 @@ class PartitionLog {
   std::string segment_path(Offset base) const;
   std::string epoch_checkpoint_path() const;
   void write_epoch_checkpoint();
-  void flush_upto(Offset end);
+  // Returns when the last of its fsyncs completes.
+  sim::Time flush_upto(Offset end);
 
   // The segment holding offset `o`: the last one whose base is <= o (the
   // first when o is below every base). segments_ must not be empty.
@@ -192,6 +197,7 @@ class PartitionLog {
   std::vector<EpochEntry> epochs_;     // ascending epoch and start offset
   int64_t unflushed_messages_ = 0;
   int64_t last_flush_ms_ = 0;
+  sim::Time flush_done_at_ = sim::Time::zero();
   // Running byte total through each record, parallel to records_, so that
   // bytes_between is O(1).
   std::deque<int64_t> bytes_through_;

@@ -261,7 +261,6 @@ std::vector<uint64_t> power_cycle_all(uint64_t seed, std::map<std::string, std::
   const TopicPartition tp{"t", 0};
   EXPECT_EQ(c.create_topic("t", 1, 3), ErrorCode::none);
   for (uint64_t v = 1; v <= 20; ++v) EXPECT_EQ(c.produce(tp, {v}, -1)->error, ErrorCode::none);
-  c.run_for(Duration::millis(100));  // fsyncs in flight complete
   for (BrokerId b : c.broker_ids()) c.power_off_broker(b);
   // Longer than the session timeout: a broker back sooner would find its
   // old /brokers/ids znode and refuse to start, as a real one does.
