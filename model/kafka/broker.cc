@@ -33,12 +33,15 @@ const sim::Duration kInitialTaskDelay = sim::Duration::seconds(30);
 // ProducerIdManager claims blocks of this many ids.
 constexpr int64_t kProducerIdBlockSize = 1000;
 
-// java.lang.String.hashCode over the bytes of an ASCII group id, then
-// Kafka's Utils.abs (x & 0x7fffffff).
+// GroupMetadataManager.partitionFor: Utils.abs(groupId.hashCode) modulo the
+// partition count, where hashCode is java.lang.String's (over the bytes of
+// an ASCII group id) and Utils.abs maps Integer.MIN_VALUE to 0.
 int32_t group_partition(const std::string& key, int32_t partitions) {
   uint32_t h = 0;
   for (unsigned char c : key) h = 31 * h + c;
-  return static_cast<int32_t>((h & 0x7fffffffu) % static_cast<uint32_t>(partitions));
+  const int64_t signed_hash = static_cast<int32_t>(h);
+  const int64_t abs = signed_hash == INT32_MIN ? 0 : (signed_hash < 0 ? -signed_hash : signed_hash);
+  return static_cast<int32_t>(abs % partitions);
 }
 
 bool valid_topic_name(const std::string& t) {
@@ -92,6 +95,12 @@ void Broker::on_start() {
 void Broker::load_logs() {
   for (const std::string& dir : config_.log_dirs) {
     const std::string prefix = dir + "/";
+    // LogManager: the marker says the last stop was clean; it is removed at
+    // start. (The model reads every segment back either way.)
+    const std::string marker = prefix + ".kafka_cleanshutdown";
+    const bool clean = ctx().disk().exists(marker);
+    if (clean) ctx().disk().remove(marker);
+    ctx().trace("log_dir_loading", {{"dir", dir}, {"clean_shutdown", clean}});
     std::set<std::string> partition_dirs;
     for (const std::string& path : ctx().disk().list(prefix)) {
       const std::string rest = path.substr(prefix.size());
@@ -153,11 +162,15 @@ void Broker::schedule_tasks() {
   (*every)(hw, hw, [this] { checkpoint_high_watermarks(); });
   const sim::Duration retention = sim::Duration::millis(config_.log_retention_check_interval_ms);
   (*every)(kInitialTaskDelay, retention, [this] { retention_check(); });
-  int64_t flush_ms = config_.log_flush_scheduler_interval_ms;
-  if (flush_ms == INT64_MAX) flush_ms = config_.log.flush_interval_ms;
+  // LogManager's flusher runs every log.flush.scheduler.interval.ms after a
+  // first run at 30 s; with the default (Long.MAX_VALUE) that first run is
+  // the only one, so flush.ms alone hardly flushes anything.
+  const int64_t flush_ms = config_.log_flush_scheduler_interval_ms;
   if (flush_ms != INT64_MAX) {
     const sim::Duration flush = sim::Duration::millis(std::max<int64_t>(1, flush_ms));
     (*every)(kInitialTaskDelay, flush, [this] { flush_check(); });
+  } else {
+    ctx().after(kInitialTaskDelay, [this] { flush_check(); });
   }
 }
 
@@ -791,6 +804,7 @@ void Broker::shrink_isrs() {
 void Broker::write_isr(Partition& p, std::vector<BrokerId> isr, const char* why) {
   if (!zk_) return;
   p.isr_write_in_flight = true;
+  p.set_pending_isr(isr);
   znodes::LeaderAndIsr state{config_.broker_id, p.leader_epoch(), isr, p.controller_epoch()};
   const TopicPartition tp = p.tp();
   const LeaderEpoch epoch = p.leader_epoch();
@@ -802,6 +816,7 @@ void Broker::write_isr(Partition& p, std::vector<BrokerId> isr, const char* why)
                   if (p == nullptr) return;
                   p->isr_write_in_flight = false;
                   if (!p->is_leader() || p->leader_epoch() != epoch) return;
+                  p->clear_pending_isr();
                   if (e != zk::Error::ok || !stat) {
                     // Partition.updateIsr: a BADVERSION means the controller
                     // changed the state; it will tell us with LeaderAndIsr.
@@ -858,7 +873,7 @@ void Broker::checkpoint_high_watermarks() {
 
 void Broker::retention_check() {
   const int64_t now_ms = ctx().now().us() / 1000;
-  for (auto& [tp, p] : partitions_) p->log().delete_expired_segments(now_ms);
+  for (auto& [tp, p] : partitions_) p->log().delete_expired_segments(now_ms, p->high_watermark());
 }
 
 void Broker::flush_check() {
@@ -1157,7 +1172,7 @@ void Broker::handle_list_offsets(const ListOffsetsRequest& r, Reply reply) {
 
 void Broker::create_topic(const NewTopic& topic, std::function<void(ErrorCode, std::string)> done) {
   if (!valid_topic_name(topic.name)) {
-    done(ErrorCode::unknown_server_error, fmt::format("invalid topic name '{}'", topic.name));
+    done(ErrorCode::invalid_topic_exception, fmt::format("invalid topic name '{}'", topic.name));
     return;
   }
   znodes::Assignment assignment;
@@ -1183,7 +1198,7 @@ void Broker::create_topic(const NewTopic& topic, std::function<void(ErrorCode, s
   try {
     apply_topic_overrides(config_.log, model::from_map(topic.configs, "CreateTopics " + topic.name));
   } catch (const model::ConfigError& e) {
-    done(ErrorCode::unknown_server_error, e.what());
+    done(ErrorCode::invalid_config, e.what());
     return;
   }
   topic_configs_[topic.name] = topic.configs;

@@ -53,7 +53,7 @@ void in_sequence(size_t n, std::function<void(size_t, std::function<void()>)> st
 
 const sim::Duration kZkRetryDelay = sim::Duration::millis(200);
 // RequestSendThread backs off this long before resending to a broker.
-const sim::Duration kResendDelay = sim::Duration::millis(300);
+const sim::Duration kResendDelay = sim::Duration::millis(100);
 // onControllerFailover schedules the first rebalance check after 5 s.
 const sim::Duration kFirstRebalanceDelay = sim::Duration::seconds(5);
 
@@ -697,10 +697,7 @@ void Controller::remove_from_isr(std::vector<TopicPartition> tps, BrokerId repli
     next.controller_epoch = epoch_;
     return next;
   };
-  update_states(std::move(tps), std::move(decide), batch, [batch, replica, done] {
-    done();
-  }, 0);
-  (void)replica;
+  update_states(std::move(tps), std::move(decide), batch, std::move(done));
 }
 
 void Controller::update_states(std::vector<TopicPartition> tps, Decide decide,

@@ -24,7 +24,9 @@
 //   preferred:           the first replica in assignment order, if live and
 //                        in the ISR.
 // Removing a replica from the ISR (it went offline) keeps the last ISR member
-// (KAFKA-... "never shrink the ISR to empty") and sets leader -1 if it led.
+// — an ISR is never empty, so the last in-sync broker is known — and sets
+// leader -1 if it led (KafkaController.doRemoveReplicasFromIsr /
+// ReplicaStateMachine's OfflineReplica transition).
 // Every change bumps leader_epoch by one.
 #pragma once
 

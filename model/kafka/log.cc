@@ -299,7 +299,7 @@ Offset PartitionLog::append_as_leader(std::vector<Record> records, LeaderEpoch e
   // caller has normally done it already with assign_epoch.
   if (assign_epoch_entry(epoch, first)) write_epoch_checkpoint();
   append_to_active(records);
-  if (unflushed_messages_ >= config_.flush_interval_messages) flush();
+  if (unflushed_messages_ >= config_.flush_interval_messages) flush_in_append();
   check_invariants();
   return first;
 }
@@ -324,7 +324,7 @@ void PartitionLog::append_as_follower(const std::vector<Record>& records, int64_
   for (const Record& r : records) epochs_changed |= assign_epoch_entry(r.leader_epoch, r.offset);
   if (epochs_changed) write_epoch_checkpoint();
   append_to_active(records);
-  if (unflushed_messages_ >= config_.flush_interval_messages) flush();
+  if (unflushed_messages_ >= config_.flush_interval_messages) flush_in_append();
   check_invariants();
 }
 
@@ -547,6 +547,12 @@ void PartitionLog::write_epoch_checkpoint() {
 void PartitionLog::flush() {
   last_flush_ms_ = now_ms_of(ctx_);
   unflushed_messages_ = 0;
+  flush_upto(log_end());
+}
+
+void PartitionLog::flush_in_append() {
+  last_flush_ms_ = now_ms_of(ctx_);
+  unflushed_messages_ = 0;
   flush_done_at_ = std::max(flush_done_at_, flush_upto(log_end()));
 }
 
@@ -586,16 +592,19 @@ sim::Time PartitionLog::flush_upto(Offset end) {
 
 // --- retention ---------------------------------------------------------------
 
-int PartitionLog::delete_expired_segments(int64_t now_ms) {
+int PartitionLog::delete_expired_segments(int64_t now_ms, Offset high_watermark) {
   if (segments_.empty()) return 0;
   int deleted = 0;
   // How many of the oldest segments satisfy `pred`, in order; the active
-  // segment counts only when it is not empty (Log.deletableSegments).
-  auto leading = [this](auto&& pred) {
+  // segment counts only when it is not empty, and only segments wholly
+  // below the high watermark count (Log.deletableSegments).
+  auto leading = [this, high_watermark](auto&& pred) {
     size_t n = 0;
     while (n < segments_.size()) {
       const SegmentInfo& s = segments_[n];
       if (n + 1 == segments_.size() && s.records == 0) break;
+      const Offset end = n + 1 < segments_.size() ? segments_[n + 1].base : log_end();
+      if (end > high_watermark) break;
       if (!pred(s)) break;
       ++n;
     }

@@ -136,8 +136,8 @@ class PartitionLog {
   // fsyncs everything up to log_end; the recovery point moves when the fsync
   // completes.
   void flush();
-  // When the last flush() (the policy's, not a roll's background flush)
-  // completes. Kafka flushes synchronously inside the append, so whoever
+  // When the last flush that flush.messages triggered inside an append
+  // completes (not a roll's or the scheduler's background flush). Kafka flushes synchronously inside the append, so whoever
   // appended — the produce request, the follower's fetcher — waits for it.
   sim::Time flush_done_at() const { return flush_done_at_; }
   // Flushes when flush.ms has passed since the last flush and there is
@@ -146,7 +146,8 @@ class PartitionLog {
   // Deletes closed segments past retention.ms / retention.bytes (the active
   // segment too when it is wholly past retention.ms, after rolling a fresh
   // one), moving the log start offset. Returns how many were deleted.
-  int delete_expired_segments(int64_t now_ms);
+  // Only segments wholly below `high_watermark` go (Log.deletableSegments).
+  int delete_expired_segments(int64_t now_ms, Offset high_watermark = Offset{INT64_MAX});
   // Rolls a new active segment at log_end() (if the active one is not empty).
   void roll(int64_t now_ms);
 
@@ -164,6 +165,8 @@ class PartitionLog {
   void write_epoch_checkpoint();
   // Returns when the last of its fsyncs completes.
   sim::Time flush_upto(Offset end);
+  // Log.append's own flush (flush.messages): synchronous in Kafka.
+  void flush_in_append();
 
   // The segment holding offset `o`: the last one whose base is <= o (the
   // first when o is below every base). segments_ must not be empty.

@@ -19,6 +19,7 @@ Partition::Partition(TopicPartition tp, std::unique_ptr<PartitionLog> log, Broke
 }
 
 void Partition::make_leader(const PartitionState& s, int64_t now_ms) {
+  pending_isr_.clear();
   const bool new_epoch = s.leader_epoch != leader_epoch_ || leader_ != local_;
   leader_ = local_;
   leader_epoch_ = s.leader_epoch;
@@ -46,6 +47,7 @@ void Partition::make_leader(const PartitionState& s, int64_t now_ms) {
 }
 
 void Partition::make_follower(const PartitionState& s) {
+  pending_isr_.clear();
   leader_ = s.leader;
   leader_epoch_ = s.leader_epoch;
   controller_epoch_ = s.controller_epoch;
@@ -72,7 +74,11 @@ void Partition::set_checkpointed_high_watermark(Offset hw) {
 bool Partition::maybe_increment_high_watermark() {
   if (!is_leader()) return false;
   Offset candidate = log_->log_end();
-  for (BrokerId r : isr_) {
+  std::vector<BrokerId> maximal = isr_;
+  for (BrokerId r : pending_isr_) {
+    if (!contains(maximal, r)) maximal.push_back(r);
+  }
+  for (BrokerId r : maximal) {
     if (r == local_) continue;
     auto it = followers_.find(r);
     // An ISR member not yet heard from holds the watermark where it is.
@@ -119,6 +125,7 @@ std::vector<BrokerId> Partition::out_of_sync(int64_t now_ms, int64_t lag_max_ms)
   for (BrokerId r : isr_) {
     if (r == local_) continue;
     auto it = followers_.find(r);
+    if (it != followers_.end() && it->second.log_end == log_->log_end()) continue;
     const int64_t caught_up = it == followers_.end() ? 0 : it->second.last_caught_up_ms;
     if (now_ms - caught_up > lag_max_ms) out.push_back(r);
   }

@@ -75,6 +75,12 @@ class Partition {
   void make_follower(const PartitionState& s);
   // After this broker's own successful conditional write of a new ISR.
   void set_isr(std::vector<BrokerId> isr, int32_t zk_version);
+  // While a write of a new ISR is in flight, the high watermark advances
+  // over the "maximal" ISR: the current one plus the members being added
+  // (KIP-497). Without it, a follower being added could find the high
+  // watermark already past its log end when the write lands.
+  void set_pending_isr(std::vector<BrokerId> isr) { pending_isr_ = std::move(isr); }
+  void clear_pending_isr() { pending_isr_.clear(); }
 
   // --- high watermark --------------------------------------------------------
   Offset high_watermark() const { return high_watermark_; }
@@ -91,7 +97,8 @@ class Partition {
   const std::map<BrokerId, FollowerState>& followers() const { return followers_; }
   // A follower not in the ISR that now qualifies to join it, if any.
   std::optional<BrokerId> follower_to_add() const;
-  // ISR members (other than the leader) that have lagged for too long.
+  // ISR members (other than the leader) that have lagged for too long; one
+  // at the leader's log end never has (Partition.getOutOfSyncReplicas).
   std::vector<BrokerId> out_of_sync(int64_t now_ms, int64_t lag_max_ms) const;
 
   // --- idempotent producers -----------------------------------------------------
@@ -120,6 +127,7 @@ class Partition {
   int32_t zk_version_ = -1;
   std::vector<BrokerId> replicas_;
   std::vector<BrokerId> isr_;
+  std::vector<BrokerId> pending_isr_;
   Offset leader_epoch_start_{0};
   Offset high_watermark_{0};
   std::map<BrokerId, FollowerState> followers_;

@@ -26,6 +26,8 @@ const char* to_string(ErrorCode e) {
     case ErrorCode::fenced_leader_epoch: return "FENCED_LEADER_EPOCH";
     case ErrorCode::unknown_leader_epoch: return "UNKNOWN_LEADER_EPOCH";
     case ErrorCode::broker_not_available: return "BROKER_NOT_AVAILABLE";
+    case ErrorCode::invalid_topic_exception: return "INVALID_TOPIC_EXCEPTION";
+    case ErrorCode::invalid_config: return "INVALID_CONFIG";
     case ErrorCode::unknown_server_error: return "UNKNOWN_SERVER_ERROR";
   }
   return "?";

@@ -74,6 +74,8 @@ enum class ErrorCode {
   fenced_leader_epoch,               // FENCED_LEADER_EPOCH
   unknown_leader_epoch,              // UNKNOWN_LEADER_EPOCH
   broker_not_available,              // BROKER_NOT_AVAILABLE
+  invalid_topic_exception,           // INVALID_TOPIC_EXCEPTION
+  invalid_config,                    // INVALID_CONFIG
   unknown_server_error,              // UNKNOWN_SERVER_ERROR
 };
 const char* to_string(ErrorCode e);

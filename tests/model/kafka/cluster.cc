@@ -40,13 +40,20 @@ Cluster::Cluster(ClusterOptions o) : options_(std::move(o)), world_(options_.see
     std::map<std::string, std::string> props = options_.broker_properties;
     props["broker.id"] = std::to_string(id);
     props["zookeeper.connect"] = connect;
+    if (options_.brokers_share_host) {
+      props["listeners"] = fmt::format("PLAINTEXT://:{}", 9000 + id);
+      props["log.dirs"] = fmt::format("/tmp/kafka-logs-{}", id);
+    }
     if (props.count("listeners") == 0) props["listeners"] = "PLAINTEXT://:9092";
     if (props.count("log.dirs") == 0) props["log.dirs"] = "/var/lib/kafka/data";
     const BrokerConfig config = parse_broker_config(
         model::from_map(props, fmt::format("broker {} properties", id)), options_.version);
     configs_[id] = config;
     sim::HostId host;
-    if (options_.colocated && id <= options_.zookeepers) {
+    if (options_.brokers_share_host) {
+      if (!shared_host_) shared_host_ = world_.add_host("kafka", "10.0.1.1");
+      host = *shared_host_;
+    } else if (options_.colocated && id <= options_.zookeepers) {
       host = zk_hosts[static_cast<size_t>(id - 1)];
     } else {
       host = world_.add_host(fmt::format("kafka{}", id), broker_address(id));

@@ -56,6 +56,9 @@ struct ClusterOptions {
   std::string chroot = "";  // e.g. "/kafka"
   // When true, ZooKeeper server i and broker i share host i.
   bool colocated = false;
+  // When true, every broker runs on one host "kafka" (seeds/004): each gets
+  // its own port (9000 + id) and log directory (/tmp/kafka-logs-<id>).
+  bool brokers_share_host = false;
   sim::Duration boot_delay = sim::Duration::seconds(1);
   sim::DiskOptions disk = {};
 };
@@ -136,6 +139,7 @@ class Cluster {
   std::map<BrokerId, sim::ProcessId> broker_procs_;
   std::map<BrokerId, BrokerConfig> configs_;
   sim::ProcessId client_proc_;
+  std::optional<sim::HostId> shared_host_;
 };
 
 // The model's invariants (model/kafka/invariants.h), checked after every

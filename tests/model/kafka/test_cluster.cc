@@ -232,3 +232,65 @@ TEST(KafkaSeed002, SegmentsRollEveryMinuteAndAreDeletedAfterTen) {
 
 }  // namespace
 }  // namespace kafka::testing
+
+namespace kafka::testing {
+namespace {
+
+// seeds/004, first part: three brokers on one machine, each with its own
+// broker.id, listener port and log.dirs, sharing one ZooKeeper.
+TEST(KafkaSeed004, ThreeBrokersOnOneHost) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .brokers_share_host = true});
+  InvariantChecker check(c);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 3, 3), ErrorCode::none);
+  for (int p = 0; p < 3; ++p) ASSERT_EQ(c.produce({"t", p}, {static_cast<uint64_t>(p)}, -1)->error, ErrorCode::none);
+  // Each broker's logs live under its own directory on the one disk.
+  for (BrokerId b : c.broker_ids()) {
+    const std::vector<std::string> files =
+        c.world().disk(c.broker_host(b)).list(fmt::format("/tmp/kafka-logs-{}/t-0/", b));
+    EXPECT_FALSE(files.empty()) << "broker " << b;
+  }
+  auto reg = znodes::decode_broker(2, *c.zk_get("/brokers/ids/2"));
+  ASSERT_TRUE(reg.has_value());
+  EXPECT_EQ(reg->endpoints.at(0).port, 9002);
+  EXPECT_EQ(reg->endpoints.at(0).host, "10.0.1.1");
+  c.kill_broker(2);
+  c.run_for(Duration::seconds(30));
+  for (int p = 0; p < 3; ++p) EXPECT_NE(c.state({"t", p})->leader, 2);
+}
+
+// seeds/004, second part: two machines, each with one ZooKeeper server and
+// one broker — a two-server ensemble. The notebook expects the other machine
+// to keep working when one fails; a two-server ensemble has no quorum with
+// one server, so nothing in ZooKeeper can change: no leader moves, the ISR
+// cannot shrink, and the partitions led on the lost machine stay offline.
+TEST(KafkaSeed004, TwoMachinesEachWithZooKeeperAndBrokerDoNotSurviveEitherLoss) {
+  Cluster c({.zookeepers = 2, .brokers = 2, .colocated = true});
+  InvariantChecker check(c);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 3, 2), ErrorCode::none);
+  const BrokerId lost = 2, kept = 1;
+  std::vector<int> led_by_lost, led_by_kept;
+  for (int p = 0; p < 3; ++p) (c.state({"t", p})->leader == lost ? led_by_lost : led_by_kept).push_back(p);
+  ASSERT_FALSE(led_by_lost.empty());
+  ASSERT_FALSE(led_by_kept.empty());
+  c.power_off_broker(lost);  // the whole machine: ZooKeeper 2 and broker 2
+  c.run_for(Duration::seconds(60));
+  EXPECT_FALSE(c.world().process_as<zk::Server>(c.zk_process(1))->serving()) << "no quorum";
+  for (int p : led_by_lost) {
+    EXPECT_EQ(c.state({"t", p})->leader, lost) << "nobody could move it";
+    EXPECT_FALSE(c.produce({"t", p}, {1}, 1, 2000).has_value());
+  }
+  for (int p : led_by_kept) {
+    EXPECT_EQ(c.produce({"t", p}, {2}, 1, 2000)->error, ErrorCode::none) << "acks=1 still works";
+    auto all = c.produce({"t", p}, {3}, -1, 5000);
+    ASSERT_TRUE(all.has_value());
+    EXPECT_EQ(all->error, ErrorCode::request_timed_out) << "the ISR cannot shrink without ZooKeeper";
+    EXPECT_EQ(c.broker(kept)->partition({"t", p})->isr().size(), 2u);
+  }
+}
+
+}  // namespace
+}  // namespace kafka::testing
