@@ -73,8 +73,10 @@ void NetworkClient::fail(int32_t node, SendError first, std::optional<int32_t> f
     done.emplace_back(first_id && *first_id == w.correlation_id ? first : rest, std::move(w.done));
   }
   if (c.socket) {
+    // Always release the socket: one still connecting is abandoned (its
+    // handshake stops), one the peer closed or refused is freed.
     sockets_.erase(*c.socket);
-    if (ctx_.is_open(*c.socket)) ctx_.close(*c.socket);
+    ctx_.close(*c.socket);
   }
   connections_.erase(it);
   for (auto& [error, fn] : done) fn(error, nullptr);
@@ -147,9 +149,6 @@ bool NetworkClient::on_closed(sim::SocketId socket, sim::CloseReason reason) {
   const SendError e = reason == sim::CloseReason::reset       ? SendError::reset
                       : reason == sim::CloseReason::timed_out ? SendError::request_timed_out
                                                               : SendError::closed;
-  auto it = connections_.find(*node);
-  if (it != connections_.end()) it->second.socket.reset();
-  sockets_.erase(socket);
   fail(*node, e, std::nullopt, e);
   return true;
 }

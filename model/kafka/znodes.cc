@@ -1,5 +1,7 @@
 #include "model/kafka/znodes.h"
 
+#include <cstdint>
+
 #include <nlohmann/json.hpp>
 
 namespace kafka::znodes {
@@ -58,7 +60,9 @@ std::optional<int64_t> string_number(const ordered_json& j, const char* key) {
   if (i == s.size()) return std::nullopt;
   for (; i < s.size(); ++i) {
     if (s[i] < '0' || s[i] > '9') return std::nullopt;
-    v = v * 10 + (s[i] - '0');
+    const int digit = s[i] - '0';
+    if (v > (INT64_MAX - digit) / 10) return std::nullopt;  // beyond int64
+    v = v * 10 + digit;
   }
   return s[0] == '-' ? -v : v;
 }
@@ -105,6 +109,7 @@ std::optional<BrokerRegistration> decode_broker(BrokerId id, const std::string& 
     e.listener = s.substr(0, scheme);
     e.host = s.substr(scheme + 3, colon - scheme - 3);
     int64_t port = 0;
+    if (colon + 1 == s.size()) return std::nullopt;  // "PLAINTEXT://h:" has no port
     for (size_t i = colon + 1; i < s.size(); ++i) {
       if (s[i] < '0' || s[i] > '9') return std::nullopt;
       port = port * 10 + (s[i] - '0');
