@@ -71,6 +71,8 @@ class Broker final : public sim::Process {
   ControllerEpoch controller_epoch_seen() const { return controller_epoch_; }
   const Partition* partition(const TopicPartition& tp) const;
   std::vector<TopicPartition> partitions() const;
+  // Every partition replica this broker holds, without copying.
+  const std::map<TopicPartition, std::unique_ptr<Partition>>& partition_map() const { return partitions_; }
   struct MetadataCache {
     BrokerId controller_id = kNoBroker;
     std::map<BrokerId, Endpoint> brokers;

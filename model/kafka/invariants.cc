@@ -33,9 +33,9 @@ void Invariants::check() {
       }
       max_controller_epoch_ = std::max(max_controller_epoch_, ctl->epoch().value);
     }
-    for (const TopicPartition& tp : b->partitions()) {
-      const Partition* p = b->partition(tp);
-      if (p == nullptr || !p->is_leader()) continue;
+    for (const auto& [tp, owned] : b->partition_map()) {
+      const Partition* p = owned.get();
+      if (!p->is_leader()) continue;
       const auto& isr = p->isr();
       SIM_ASSERT(std::find(isr.begin(), isr.end(), id) != isr.end(),
                  "broker {} leads {} but is not in its ISR", id, to_string(tp));
