@@ -52,7 +52,7 @@
 //
 // That was about 1.1 us of simulation and 1.5 us of invariant checks per
 // event; iterating each broker's partitions in place instead of copying their
-// names brought the ratio to about 1.4x (0.54 s / 0.76 s, one run).
+// names brought the ratio to 1.4x-1.8x (0.46 s / 0.83 s at 1.8x).
 // With --quick (60 s virtual, one repetition) both runs take 0.05 to 0.15 s and
 // the ratio is noise (1.5x to 2.8x seen): the smoke entry asserts nothing about it.
 
