@@ -44,13 +44,26 @@ void Invariants::check() {
                    "broker {}: ISR member {} of {} is not a replica", id, r, to_string(tp));
         if (r == id) continue;
         auto f = p->followers().find(r);
+        if (f == p->followers().end() || f->second.log_end.value < 0) continue;
+        // The highest log end offset the leader has heard from this member
+        // in this leader epoch of this incarnation. Not the latest: a fetch
+        // the follower gave up on can still arrive after a heal (the kernel
+        // delivers what was sent before the socket was closed) and report an
+        // old offset, as it would to a real broker.
+        int64_t& heard = heard_[{id, tp, r}];
+        const std::pair<int64_t, int64_t> when{b->broker_epoch(), p->leader_epoch().value};
+        auto& heard_when = heard_when_[{id, tp, r}];
+        if (heard_when != when) {
+          heard_when = when;
+          heard = -1;
+        }
+        heard = std::max(heard, f->second.log_end.value);
         // Truncating to the high watermark (the pre-KIP-101 what-if) can
         // legitimately put an ISR member below it: that is the anomaly.
-        if (f != p->followers().end() && f->second.log_end.value >= 0 &&
-            b->config().truncation == Truncation::leader_epoch) {
-          SIM_ASSERT(p->high_watermark() <= f->second.log_end,
+        if (b->config().truncation == Truncation::leader_epoch) {
+          SIM_ASSERT(p->high_watermark().value <= heard,
                      "broker {}: high watermark {} of {} above ISR member {}'s log end {}", id,
-                     p->high_watermark().value, to_string(tp), r, f->second.log_end.value);
+                     p->high_watermark().value, to_string(tp), r, heard);
         }
       }
       SIM_ASSERT(p->high_watermark() <= p->log().log_end(), "broker {}: hw above log end for {}",
