@@ -1,5 +1,7 @@
 #include "model/properties.h"
 
+#include <cctype>
+
 #include <algorithm>
 #include <charconv>
 
@@ -17,14 +19,6 @@ std::string format_what(const std::string& source, const std::string& key,
 
 // java.util.Properties' whitespace: space, tab and form feed.
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\f'; }
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 void append_utf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) {
@@ -350,6 +344,18 @@ Properties from_map(std::map<std::string, std::string> values, std::string sourc
   props.values = std::move(values);
   for (const auto& [key, value] : props.values) props.lines.emplace(key, 0);
   return props;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
 }
 
 }  // namespace model

@@ -81,6 +81,11 @@ Properties parse_properties(std::string_view text, std::string source);
 // Properties from already-split pairs (an inline JSON object); no line numbers.
 Properties from_map(std::map<std::string, std::string> values, std::string source);
 
+// ASCII lower case, and a view without leading and trailing white space:
+// the small string chores every configuration parser shares.
+std::string lower(std::string_view s);
+std::string_view trim(std::string_view s);
+
 // Optimal-string-alignment edit distance (a transposition counts as one edit).
 size_t edit_distance(std::string_view a, std::string_view b);
 

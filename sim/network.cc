@@ -13,6 +13,7 @@ const char* to_string(ConnectError e) {
   switch (e) {
     case ConnectError::refused: return "refused";
     case ConnectError::timed_out: return "timed_out";
+    case ConnectError::unreachable: return "unreachable";
   }
   return "?";
 }
@@ -326,6 +327,13 @@ void Network::stall(uint64_t link_id, int from_side) {
     ++s.retries;
     s.rto = std::min(s.rto * 2, options_.max_rto);
   }
+  const HostId dst = link.side[1 - from_side].host;
+  const bool arp_fails = syn && options_.host_unreachable_after != Duration::max() &&
+                         dst.value != UINT32_MAX && !hosts_.at(dst.value).up;
+  if (arp_fails && loop_.now() - s.stalled_since >= options_.host_unreachable_after) {
+    give_up(link_id, from_side, /*unreachable=*/true);
+    return;
+  }
   const bool out_of_tries = syn ? s.retries >= options_.syn_retries + 1
                                 : loop_.now() - s.stalled_since >= options_.data_abort_after;
   if (out_of_tries) {
@@ -334,16 +342,23 @@ void Network::stall(uint64_t link_id, int from_side) {
   }
   Time next = loop_.now() + s.rto;
   if (!syn) next = std::min(next, s.stalled_since + options_.data_abort_after);
+  if (arp_fails) next = std::min(next, s.stalled_since + options_.host_unreachable_after);
   schedule_head(link_id, from_side, next);
 }
 
-void Network::give_up(uint64_t link_id, int from_side) {
+void Network::give_up(uint64_t link_id, int from_side, bool unreachable) {
   Link& link = links_.at(link_id);
   Stream& s = link.stream[from_side];
   const bool syn = s.items.front().kind == ItemKind::syn;
   s.items.clear();
   s.stalled = false;
   Side& me = link.side[from_side];
+  if (unreachable) {
+    emit(me.host, "host_unreachable",
+         {{"peer", link.side[1 - from_side].address}, {"port", static_cast<int>(link.port)}});
+    notify(link_id, from_side, ItemKind::unreachable);
+    return;
+  }
   emit(me.host, syn ? "connect_timed_out" : "connection_timed_out",
        {{"peer", link.side[1 - from_side].address}, {"port", static_cast<int>(link.port)}});
   // The sender's own kernel reports the timeout: no packet is involved.
@@ -446,6 +461,7 @@ void Network::notify(uint64_t link_id, int side, ItemKind kind, Payload payload)
           h->on_closed(socket, CloseReason::timed_out);
         }
         break;
+      case ItemKind::unreachable: h->on_connect_failed(socket, ConnectError::unreachable); break;
       case ItemKind::syn: break;
     }
   });

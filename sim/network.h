@@ -49,7 +49,7 @@ namespace sim {
 // A message body. The engine never looks inside; the model's types go here.
 using Payload = std::any;
 
-enum class ConnectError { refused, timed_out };
+enum class ConnectError { refused, timed_out, unreachable };
 enum class CloseReason { eof, reset, timed_out };
 const char* to_string(ConnectError e);
 const char* to_string(CloseReason r);
@@ -110,6 +110,13 @@ struct NetworkOptions {
   Duration data_initial_rto = Duration::millis(200);
   Duration max_rto = Duration::seconds(120);
   Duration data_abort_after = Duration::micros(924'600'000);
+  // On one L2 segment a connect to a host that is powered off fails with
+  // EHOSTUNREACH ("No route to host") once ARP gives up — on Linux after 3
+  // unanswered solicitations a second apart — instead of retrying the SYN
+  // for two minutes. Duration::max() (the default) models a routed network,
+  // where the SYN just goes unanswered. A partition is never "unreachable":
+  // the host still answers ARP; only its TCP traffic is cut.
+  Duration host_unreachable_after = Duration::max();
 };
 
 class Network {
@@ -171,7 +178,7 @@ class Network {
  private:
   // What travels on a stream; `timeout` never travels, the sender's kernel
   // reports it.
-  enum class ItemKind : uint8_t { syn, syn_ack, refused, data, fin, rst, timeout };
+  enum class ItemKind : uint8_t { syn, syn_ack, refused, data, fin, rst, timeout, unreachable };
   struct Item {
     ItemKind kind;
     Time arrival;
@@ -223,7 +230,7 @@ class Network {
   // Notifies `side` of the link and marks it closed.
   void notify(uint64_t link_id, int side, ItemKind kind, Payload payload = {});
   // The sender of a stream gives up retransmitting.
-  void give_up(uint64_t link_id, int from_side);
+  void give_up(uint64_t link_id, int from_side, bool unreachable = false);
   // The kernel at the far end of a stream does not know the connection.
   void reset_sender(uint64_t link_id, int from_side);
   void maybe_erase(uint64_t link_id);

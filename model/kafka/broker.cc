@@ -1451,19 +1451,26 @@ void Broker::on_epoch_response(BrokerId leader, const OffsetsForLeaderEpochRespo
       continue;
     }
     PartitionLog& log = p->log();
-    const LeaderEpoch requested = log.latest_epoch();
+    // AbstractFetcherThread.getOffsetTruncationState (KIP-101, KIP-279).
     if (e.leader_epoch.value < 0 || e.end_offset.value < 0) {
       truncate_to_high_watermark(*p);
-    } else if (e.leader_epoch == requested) {
-      truncate(*p, std::min(e.end_offset, log.log_end()), "leader_epoch");
-    } else {
-      // KIP-279: the leader knows an older epoch only; cut where both logs
-      // agree that epoch ended.
-      Offset to = std::min(e.end_offset, log.log_end());
-      if (auto ours = log.end_offset_for_epoch(e.leader_epoch)) to = std::min(to, ours->second);
-      truncate(*p, to, "leader_epoch");
+      p->needs_truncation = false;
+      continue;
     }
-    p->needs_truncation = false;
+    const auto ours = log.end_offset_for_epoch(e.leader_epoch);
+    if (!ours) {
+      truncate_to_high_watermark(*p);
+      p->needs_truncation = false;
+    } else if (ours->first != e.leader_epoch) {
+      // We do not know the epoch the leader answered with: cut to the end
+      // of our own epoch below it and ask again with what is left.
+      truncate(*p, std::min(ours->second, log.log_end()), "leader_epoch");
+      p->needs_truncation = !log.epochs().empty();
+      if (!p->needs_truncation) truncate_to_high_watermark(*p);
+    } else {
+      truncate(*p, std::min({e.end_offset, ours->second, log.log_end()}), "leader_epoch");
+      p->needs_truncation = false;
+    }
   }
   if (errors) fetcher_backoff(leader);
 }

@@ -55,6 +55,8 @@ namespace kafka {
 namespace {
 
 using model::Properties;
+using model::lower;
+using model::trim;
 
 constexpr int64_t kMaxInt16 = std::numeric_limits<int16_t>::max();
 constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
@@ -68,18 +70,6 @@ std::string upper(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return out;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
 }
 
 // Kafka's Csv.parseCsvList: split at commas, trim each item, drop empty items.

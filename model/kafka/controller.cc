@@ -708,15 +708,30 @@ void Controller::update_states(std::vector<TopicPartition> tps, Decide decide,
     if (it == partitions_.end()) continue;
     if (auto next = decide(tp, it->second)) writes.emplace_back(tp, *next);
   }
-  auto retry = std::make_shared<std::vector<TopicPartition>>();
+  // A write whose answer was lost (CONNECTIONLOSS after it was applied)
+  // comes back as BADVERSION on the resend; reading the state back then
+  // shows our own write, which counts as done (Kafka re-elects in that case
+  // and sends the result; either way the replicas hear of it).
+  auto retry = std::make_shared<std::map<TopicPartition, znodes::LeaderAndIsr>>();
   auto step = join(writes.size(), [this, retry, decide, batch, done, attempt] {
     if (retry->empty() || attempt >= 5) {
       done();
       return;
     }
-    // A leader changed the ISR under us: read the state again and decide anew.
-    load_states(*retry, [this, retry, decide, batch, done, attempt] {
-      update_states(*retry, decide, batch, done, attempt + 1);
+    std::vector<TopicPartition> again;
+    for (const auto& [tp, _] : *retry) again.push_back(tp);
+    load_states(again, [this, retry, again, decide, batch, done, attempt] {
+      std::vector<TopicPartition> redo;
+      for (const TopicPartition& tp : again) {
+        const PartitionInfo& info = partitions_[tp];
+        if (info.state && *info.state == retry->at(tp)) {
+          trace_state(tp, "controller");
+          add_leader_and_isr(batch, tp);
+        } else {
+          redo.push_back(tp);
+        }
+      }
+      update_states(redo, decide, batch, done, attempt + 1);
     });
   });
   for (auto& [tp, next] : writes) {
@@ -732,7 +747,7 @@ void Controller::update_states(std::vector<TopicPartition> tps, Decide decide,
                  trace_state(tp, "controller");
                  add_leader_and_isr(batch, tp);
                } else {
-                 retry->push_back(tp);
+                 (*retry)[tp] = next;
                }
                step();
              });

@@ -522,13 +522,16 @@ bool PartitionLog::assign_epoch_entry(LeaderEpoch epoch, Offset start) {
 
 std::optional<std::pair<LeaderEpoch, Offset>> PartitionLog::end_offset_for_epoch(
     LeaderEpoch requested) const {
-  auto it = std::upper_bound(
+  // LeaderEpochFileCache.endOffsetFor, case by case.
+  if (requested.value < 0 || epochs_.empty()) return std::nullopt;
+  if (requested == epochs_.back().epoch) return std::make_pair(requested, log_end());
+  auto higher = std::upper_bound(
       epochs_.begin(), epochs_.end(), requested,
       [](LeaderEpoch e, const EpochEntry& entry) { return e < entry.epoch; });
-  if (it == epochs_.begin()) return std::nullopt;
-  const EpochEntry& floor = *(it - 1);
-  if (it == epochs_.end()) return std::make_pair(floor.epoch, log_end());
-  return std::make_pair(floor.epoch, it->start_offset);
+  if (higher == epochs_.end()) return std::nullopt;  // above every known epoch
+  // Below every known epoch: that epoch ended where the first known began.
+  if (higher == epochs_.begin()) return std::make_pair(requested, higher->start_offset);
+  return std::make_pair((higher - 1)->epoch, higher->start_offset);
 }
 
 void PartitionLog::write_epoch_checkpoint() {

@@ -127,9 +127,11 @@ class PartitionLog {
   // log end offset). Ignored if epoch is not above the latest; written to
   // leader-epoch-checkpoint and fsynced, as Kafka does.
   void assign_epoch(LeaderEpoch epoch, Offset start);
-  // The answer to OffsetsForLeaderEpoch: the largest epoch <= `requested`
-  // this log knows, and the offset where the epoch after it starts (log_end
-  // when it is the latest). nullopt when no epoch <= requested is known.
+  // The answer to OffsetsForLeaderEpoch (LeaderEpochFileCache.endOffsetFor):
+  // the latest epoch -> (it, log_end); an epoch between known ones -> (the
+  // largest known epoch <= it, where the next known epoch starts); one below
+  // every known epoch -> (it, where the first known epoch starts); one above
+  // every known epoch, or no epochs at all -> nullopt (UNDEFINED_EPOCH).
   std::optional<std::pair<LeaderEpoch, Offset>> end_offset_for_epoch(LeaderEpoch requested) const;
 
   // --- flush and retention ---------------------------------------------------

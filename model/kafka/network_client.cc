@@ -9,6 +9,7 @@ const char* to_string(SendError e) {
   switch (e) {
     case SendError::none: return "none";
     case SendError::refused: return "connection_refused";
+    case SendError::unreachable: return "host_unreachable";
     case SendError::connect_timed_out: return "connect_timed_out";
     case SendError::reset: return "connection_reset";
     case SendError::closed: return "connection_closed";
@@ -19,7 +20,7 @@ const char* to_string(SendError e) {
 }
 
 void NetworkClient::send(int32_t node, const NodeAddress& address, Request request,
-                         Completion done) {
+                         Completion done, bool expect_response) {
   Connection& c = connections_[node];
   if (c.socket && !(c.address == address)) close(node);
   Connection& conn = connections_[node];
@@ -28,6 +29,7 @@ void NetworkClient::send(int32_t node, const NodeAddress& address, Request reque
   w.correlation_id = next_correlation_id_++;
   w.request = std::move(request);
   w.done = std::move(done);
+  w.expect_response = expect_response;
   // The timeout runs from the moment the request is queued, as a Java
   // client's does from its creation.
   const int32_t id = w.correlation_id;
@@ -48,14 +50,21 @@ void NetworkClient::pump(int32_t node) {
   if (it == connections_.end()) return;
   Connection& c = it->second;
   if (!c.connected || !c.socket) return;
+  std::vector<Completion> sent_without_answer;
   while (!c.queued.empty() &&
          static_cast<int32_t>(c.in_flight.size()) < options_.max_in_flight) {
     Waiting w = std::move(c.queued.front());
     c.queued.pop_front();
     ctx_.send(*c.socket, RequestFrame{w.correlation_id, w.request});
+    if (!w.expect_response) {
+      ctx_.cancel(w.timer);
+      sent_without_answer.push_back(std::move(w.done));
+      continue;
+    }
     const int32_t id = w.correlation_id;
     c.in_flight.emplace(id, std::move(w));
   }
+  for (Completion& done : sent_without_answer) done(SendError::none, nullptr);
 }
 
 void NetworkClient::fail(int32_t node, SendError first, std::optional<int32_t> first_id,
@@ -121,8 +130,9 @@ bool NetworkClient::on_connected(sim::SocketId socket) {
 bool NetworkClient::on_connect_failed(sim::SocketId socket, sim::ConnectError error) {
   const auto node = node_of(socket);
   if (!node) return false;
-  const SendError e = error == sim::ConnectError::refused ? SendError::refused
-                                                          : SendError::connect_timed_out;
+  const SendError e = error == sim::ConnectError::refused       ? SendError::refused
+                      : error == sim::ConnectError::unreachable ? SendError::unreachable
+                                                                : SendError::connect_timed_out;
   fail(*node, e, std::nullopt, e);
   return true;
 }

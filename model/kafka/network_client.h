@@ -22,7 +22,7 @@
 
 namespace kafka {
 
-enum class SendError { none, refused, connect_timed_out, reset, closed, request_timed_out, cancelled };
+enum class SendError { none, refused, unreachable, connect_timed_out, reset, closed, request_timed_out, cancelled };
 const char* to_string(SendError e);
 
 struct NodeAddress {
@@ -45,8 +45,11 @@ class NetworkClient {
   NetworkClient& operator=(const NetworkClient&) = delete;
 
   // Queues `request` for `node` (whose address is `address`; a changed
-  // address drops the old connection).
-  void send(int32_t node, const NodeAddress& address, Request request, Completion done);
+  // address drops the old connection). With `expect_response` false (a
+  // produce with acks=0, which a broker never answers) `done` runs with a
+  // null response as soon as the request is on the wire.
+  void send(int32_t node, const NodeAddress& address, Request request, Completion done,
+            bool expect_response = true);
   // Drops the connection to `node`; everything queued or in flight fails
   // with `cancelled`.
   void close(int32_t node);
@@ -65,6 +68,7 @@ class NetworkClient {
     Request request;
     Completion done;
     sim::TimerId timer;
+    bool expect_response = true;
   };
   struct Connection {
     NodeAddress address;

@@ -17,6 +17,7 @@ Cluster::Cluster(ClusterOptions o) : options_(std::move(o)), world_(options_.see
   sim::WorldOptions w;
   w.boot_delay = options_.boot_delay;
   w.disk = options_.disk;
+  w.network = options_.network;
   return w;
 }()) {
   std::vector<sim::HostId> zk_hosts;
@@ -28,6 +29,8 @@ Cluster::Cluster(ClusterOptions o) : options_(std::move(o)), world_(options_.see
   for (int i = 1; i <= options_.zookeepers; ++i) {
     zk::ServerConfig c;
     c.myid = static_cast<zk::ServerId>(i);
+    c.init_limit = options_.zk_init_limit;
+    c.sync_limit = options_.zk_sync_limit;
     for (int j = 1; j <= options_.zookeepers; ++j) {
       c.servers[static_cast<zk::ServerId>(j)] = zk::PeerAddress{zk_addresses_[j - 1], 2888, 3888};
     }

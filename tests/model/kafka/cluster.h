@@ -61,6 +61,10 @@ struct ClusterOptions {
   bool brokers_share_host = false;
   sim::Duration boot_delay = sim::Duration::seconds(1);
   sim::DiskOptions disk = {};
+  sim::NetworkOptions network = {};
+  // zoo.cfg's initLimit and syncLimit (ticks of 2 s).
+  int32_t zk_init_limit = 10;
+  int32_t zk_sync_limit = 5;
 };
 
 class Cluster {

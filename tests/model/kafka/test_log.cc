@@ -568,8 +568,9 @@ TEST(KafkaLogEpochs, EndOffsetForEpochAnswersAsOffsetsForLeaderEpoch) {
   bed.produce(1, 100, LeaderEpoch{7});
   using Answer = std::optional<std::pair<LeaderEpoch, Offset>>;
   const PartitionLog& log = bed.log();
-  // Below the first known epoch: nothing to say.
-  EXPECT_EQ(log.end_offset_for_epoch(LeaderEpoch{1}), Answer());
+  // Below the first known epoch: that epoch ended where the first began
+  // (LeaderEpochFileCache.endOffsetFor answers (requested, first start)).
+  EXPECT_EQ(log.end_offset_for_epoch(LeaderEpoch{1}), Answer({LeaderEpoch{1}, Offset{0}}));
   EXPECT_EQ(log.end_offset_for_epoch(LeaderEpoch{2}), Answer({LeaderEpoch{2}, Offset{3}}));
   // Between epochs: the largest known epoch below, ending where the next starts.
   EXPECT_EQ(log.end_offset_for_epoch(LeaderEpoch{3}), Answer({LeaderEpoch{2}, Offset{3}}));
@@ -577,7 +578,9 @@ TEST(KafkaLogEpochs, EndOffsetForEpochAnswersAsOffsetsForLeaderEpoch) {
   EXPECT_EQ(log.end_offset_for_epoch(LeaderEpoch{6}), Answer({LeaderEpoch{4}, Offset{5}}));
   // The latest epoch ends at the log end.
   EXPECT_EQ(log.end_offset_for_epoch(LeaderEpoch{7}), Answer({LeaderEpoch{7}, Offset{6}}));
-  EXPECT_EQ(log.end_offset_for_epoch(LeaderEpoch{9}), Answer({LeaderEpoch{7}, Offset{6}}));
+  // Above every known epoch: UNDEFINED_EPOCH.
+  EXPECT_EQ(log.end_offset_for_epoch(LeaderEpoch{9}), Answer());
+  EXPECT_EQ(log.end_offset_for_epoch(LeaderEpoch{-1}), Answer());
 }
 
 TEST(KafkaLogEpochs, AssignIgnoresOldEpochsAndIsCheckpointedDurably) {
