@@ -1,0 +1,189 @@
+#include "model/client/consumer.h"
+
+#include <utility>
+
+namespace client {
+
+using kafka::BrokerId;
+using kafka::ErrorCode;
+using kafka::TopicPartition;
+
+Consumer::Consumer(sim::ProcessContext& ctx, ConsumerConfig config, ConsumerListener& listener)
+    : ctx_(ctx),
+      config_(std::move(config)),
+      listener_(listener),
+      net_(ctx, kafka::NetworkClient::Options{config_.request_timeout_ms, 1}),
+      metadata_(ctx, net_,
+                Metadata::Options{config_.bootstrap, config_.retry_backoff_ms,
+                                  config_.reconnect_backoff_ms, config_.metadata_max_age_ms},
+                [this](const std::string& e, int32_t node) { event(e, node); },
+                [this] { on_metadata(); }) {}
+
+void Consumer::event(const std::string& name, int32_t node) {
+  ctx_.trace("client_error", {{"error", name}, {"node", node}});
+  listener_.on_client_event(name, node);
+}
+
+void Consumer::assign(const std::vector<TopicPartition>& partitions) {
+  assigned_ = std::set<TopicPartition>(partitions.begin(), partitions.end());
+  for (auto it = positions_.begin(); it != positions_.end();) {
+    it = assigned_.count(it->first) == 0 ? positions_.erase(it) : std::next(it);
+  }
+  for (const TopicPartition& tp : assigned_) metadata_.add_topic(tp.topic);
+  pump();
+}
+
+void Consumer::assign_topic(const std::string& topic) {
+  whole_topics_.insert(topic);
+  metadata_.add_topic(topic);
+  on_metadata();
+}
+
+void Consumer::seek(const TopicPartition& tp, int64_t offset) {
+  positions_[tp] = offset;
+  pump();
+}
+
+std::optional<int64_t> Consumer::position(const TopicPartition& tp) const {
+  auto it = positions_.find(tp);
+  if (it == positions_.end()) return std::nullopt;
+  return it->second;
+}
+
+void Consumer::on_metadata() {
+  for (const std::string& t : whole_topics_) {
+    const int32_t n = metadata_.partition_count(t);
+    for (int32_t p = 0; p < n; ++p) assigned_.insert({t, p});
+  }
+  pump();
+}
+
+void Consumer::backoff(BrokerId leader) {
+  if (!backing_off_.insert(leader).second) return;
+  ctx_.after(sim::Duration::millis(config_.retry_backoff_ms), [this, leader] {
+    backing_off_.erase(leader);
+    pump();
+  });
+}
+
+void Consumer::pump() {
+  metadata_.maybe_refresh(ctx_.now().us() / 1000);
+  std::map<BrokerId, std::vector<TopicPartition>> need_position;
+  std::set<BrokerId> leaders;
+  bool missing = false;
+  for (const TopicPartition& tp : assigned_) {
+    const auto leader = metadata_.leader(tp);
+    if (!leader) {
+      missing = true;
+      continue;
+    }
+    if (positions_.count(tp) == 0) {
+      need_position[*leader].push_back(tp);
+    } else {
+      leaders.insert(*leader);
+    }
+  }
+  if (missing) metadata_.refresh();
+  for (auto& [leader, tps] : need_position) {
+    if (resetting_.count(leader) == 0 && backing_off_.count(leader) == 0) reset_offsets(leader, tps);
+  }
+  for (BrokerId leader : leaders) {
+    if (fetching_.count(leader) == 0 && backing_off_.count(leader) == 0) fetch_from(leader);
+  }
+}
+
+void Consumer::reset_offsets(BrokerId leader, std::vector<TopicPartition> tps) {
+  if (config_.auto_offset_reset == ConsumerConfig::Reset::none) {
+    for (const TopicPartition& tp : tps) listener_.on_fetch_error(tp, "NO_OFFSET");
+    return;
+  }
+  const auto address = metadata_.address(leader);
+  if (!address) return;
+  kafka::ListOffsetsRequest req;
+  const int64_t ts = config_.auto_offset_reset == ConsumerConfig::Reset::earliest
+                         ? kafka::kEarliestTimestamp
+                         : kafka::kLatestTimestamp;
+  for (const TopicPartition& tp : tps) req.partitions.push_back({tp, ts});
+  resetting_.insert(leader);
+  net_.send(leader, *address, std::move(req), [this, leader](kafka::SendError e, const kafka::Response* r) {
+    resetting_.erase(leader);
+    const auto* resp = r == nullptr ? nullptr : std::get_if<kafka::ListOffsetsResponse>(r);
+    if (e != kafka::SendError::none || resp == nullptr) {
+      if (e != kafka::SendError::none) event(kafka::to_string(e), leader);
+      metadata_.note_failure(leader);
+      metadata_.refresh();
+      backoff(leader);
+      return;
+    }
+    for (const kafka::ListOffsetsPartitionResponse& p : resp->partitions) {
+      if (p.error == ErrorCode::none) {
+        if (assigned_.count(p.tp) != 0 && positions_.count(p.tp) == 0) positions_[p.tp] = p.offset.value;
+      } else {
+        metadata_.invalidate(p.tp);
+      }
+    }
+    pump();
+  });
+}
+
+void Consumer::fetch_from(BrokerId leader) {
+  const auto address = metadata_.address(leader);
+  if (!address) return;
+  kafka::FetchRequest req;
+  req.replica_id = kafka::kConsumerReplicaId;
+  req.max_wait_ms = config_.fetch_wait_max_ms;
+  req.min_bytes = config_.fetch_min_bytes;
+  req.max_bytes = config_.fetch_max_bytes;
+  for (const TopicPartition& tp : assigned_) {
+    const auto l = metadata_.leader(tp);
+    auto pos = positions_.find(tp);
+    if (!l || *l != leader || pos == positions_.end()) continue;
+    req.partitions.push_back({tp, kafka::Offset{pos->second}, kafka::LeaderEpoch{-1}, kafka::Offset{-1}});
+  }
+  if (req.partitions.empty()) return;
+  fetching_.insert(leader);
+  net_.send(leader, *address, std::move(req), [this, leader](kafka::SendError e, const kafka::Response* r) {
+    fetching_.erase(leader);
+    const auto* resp = r == nullptr ? nullptr : std::get_if<kafka::FetchResponse>(r);
+    if (e != kafka::SendError::none || resp == nullptr) {
+      if (e != kafka::SendError::none) event(kafka::to_string(e), leader);
+      metadata_.note_failure(leader);
+      metadata_.refresh();
+      backoff(leader);
+      return;
+    }
+    std::vector<ConsumedRecord> out;
+    bool errors = false;
+    for (const kafka::FetchPartitionResponse& p : resp->partitions) {
+      auto pos = positions_.find(p.tp);
+      if (pos == positions_.end() || assigned_.count(p.tp) == 0) continue;
+      switch (p.error) {
+        case ErrorCode::none:
+          for (const kafka::Record& rec : p.records) {
+            if (rec.offset.value < pos->second) continue;
+            out.push_back({p.tp, rec.offset.value, rec.value, rec.timestamp_ms, p.high_watermark.value});
+            pos->second = rec.offset.value + 1;
+          }
+          break;
+        case ErrorCode::offset_out_of_range:
+          listener_.on_fetch_error(p.tp, kafka::to_string(p.error));
+          // auto.offset.reset decides where to start again.
+          positions_.erase(pos);
+          break;
+        default:
+          errors = true;
+          listener_.on_fetch_error(p.tp, kafka::to_string(p.error));
+          metadata_.invalidate(p.tp);
+          break;
+      }
+    }
+    if (!out.empty()) listener_.on_records(out);
+    if (errors) {
+      backoff(leader);
+      return;
+    }
+    pump();
+  });
+}
+
+}  // namespace client

@@ -1,0 +1,84 @@
+// A Kafka consumer reading assigned partitions from their leaders
+// (librdkafka's fetcher, the Java client's Fetcher): one fetch in flight per
+// leader, covering every assigned partition it leads, long-polled with
+// fetch.wait.max.ms / fetch.min.bytes; records only up to the high
+// watermark, as the broker serves them. A partition without a position asks
+// its leader for one (ListOffsets) following auto.offset.reset;
+// OFFSET_OUT_OF_RANGE resets it the same way (or is reported, with `none`).
+// A leader that moved (NOT_LEADER_FOR_PARTITION, a disconnect, a timeout)
+// sends the consumer back to the metadata.
+//
+// Partitions are assigned by hand (`assign`) or all partitions of a topic
+// (`assign_topic`); consumer groups build on this.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/client/config.h"
+#include "model/client/metadata.h"
+#include "model/client/producer.h"
+
+namespace client {
+
+struct ConsumedRecord {
+  kafka::TopicPartition tp;
+  int64_t offset = 0;
+  uint64_t value = 0;
+  int64_t timestamp_ms = 0;
+  int64_t high_watermark = 0;
+};
+
+class ConsumerListener : public ClientListener {
+ public:
+  virtual void on_records(const std::vector<ConsumedRecord>& records) = 0;
+  // A fetch for `tp` failed with a Kafka error ("OFFSET_OUT_OF_RANGE" ...).
+  virtual void on_fetch_error(const kafka::TopicPartition&, const std::string&) {}
+};
+
+class Consumer {
+ public:
+  Consumer(sim::ProcessContext& ctx, ConsumerConfig config, ConsumerListener& listener);
+  Consumer(const Consumer&) = delete;
+  Consumer& operator=(const Consumer&) = delete;
+
+  // Replaces the assignment; a partition with a known position keeps it.
+  void assign(const std::vector<kafka::TopicPartition>& partitions);
+  // Every partition of `topic`, now and as the metadata reveals them.
+  void assign_topic(const std::string& topic);
+  // Starts `tp` at `offset` (a committed offset, say).
+  void seek(const kafka::TopicPartition& tp, int64_t offset);
+  std::optional<int64_t> position(const kafka::TopicPartition& tp) const;
+  const std::set<kafka::TopicPartition>& assignment() const { return assigned_; }
+
+  bool on_connected(sim::SocketId s) { return net_.on_connected(s); }
+  bool on_connect_failed(sim::SocketId s, sim::ConnectError e) { return net_.on_connect_failed(s, e); }
+  bool on_message(sim::SocketId s, const sim::Payload& p) { return net_.on_message(s, p); }
+  bool on_closed(sim::SocketId s, sim::CloseReason r) { return net_.on_closed(s, r); }
+
+ private:
+  void on_metadata();
+  void pump();
+  void fetch_from(kafka::BrokerId leader);
+  void reset_offsets(kafka::BrokerId leader, std::vector<kafka::TopicPartition> tps);
+  void backoff(kafka::BrokerId leader);
+  void event(const std::string& name, int32_t node);
+
+  sim::ProcessContext& ctx_;
+  ConsumerConfig config_;
+  ConsumerListener& listener_;
+  kafka::NetworkClient net_;
+  Metadata metadata_;
+  std::set<std::string> whole_topics_;
+  std::set<kafka::TopicPartition> assigned_;
+  std::map<kafka::TopicPartition, int64_t> positions_;
+  std::set<kafka::BrokerId> fetching_;     // a fetch in flight to this leader
+  std::set<kafka::BrokerId> resetting_;    // a ListOffsets in flight to this leader
+  std::set<kafka::BrokerId> backing_off_;
+};
+
+}  // namespace client

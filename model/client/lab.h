@@ -1,0 +1,105 @@
+// The `lab` workload: the producer and consumer of seeds/000 (a Vagrant lab
+// with aiokafka clients), as processes on simulated hosts.
+//
+// LabProducer is producer.py: it sends 0, 1, 2 ... one at a time, without a
+// key, waiting for each acknowledgement; a send that fails is tried again at
+// once, up to `tries` times in all, and when the last try fails the process
+// gives up (the script re-raises and exits). After a success it sleeps
+// `pause` (10 ms) before the next value. Its client behaves like aiokafka's
+// with the script's settings: acks=1, request_timeout_ms=10000, no retries
+// inside send_and_wait, a random partition among those the metadata shows
+// with a leader.
+//
+// LabConsumer is consumer.py: an AIOKafkaConsumer without a group on every
+// partition of the topic (auto_offset_reset=latest), computing `missing`,
+// `multiple`, `expected_value` and `value` exactly as the script does, and
+// able to print its tqdm status line.
+//
+// Both record what they do in the run's history (model/check/history.h).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "model/check/history.h"
+#include "model/client/consumer.h"
+#include "model/client/producer.h"
+
+namespace client {
+
+struct LabOptions {
+  std::string topic = "mytopic";
+  int32_t tries = 5;
+  sim::Duration pause = sim::Duration::millis(10);
+  int32_t value_size = 75;  // bytes a one-record batch of a short decimal value takes
+};
+
+// aiokafka's producer defaults with the script's request_timeout_ms.
+ProducerConfig lab_producer_defaults();
+// aiokafka's consumer defaults with the script's request_timeout_ms.
+ConsumerConfig lab_consumer_defaults();
+
+class LabProducer final : public sim::Process, public ClientListener {
+ public:
+  LabProducer(ProducerConfig config, LabOptions options, check::History* history);
+  void on_start() override;
+  void on_connected(sim::SocketId s) override { producer_->on_connected(s); }
+  void on_connect_failed(sim::SocketId s, sim::ConnectError e) override { producer_->on_connect_failed(s, e); }
+  void on_message(sim::SocketId s, const sim::Payload& p) override { producer_->on_message(s, p); }
+  void on_closed(sim::SocketId s, sim::CloseReason r) override { producer_->on_closed(s, r); }
+  void on_client_event(const std::string& event, int32_t node) override;
+
+  uint64_t acknowledged() const { return acknowledged_; }
+  uint64_t next_value() const { return value_; }
+
+ private:
+  void send_current();
+  void record(check::OpType type, check::OpFunction f, int32_t partition, int64_t offset,
+              const std::string& error);
+
+  ProducerConfig config_;
+  LabOptions options_;
+  check::History* history_;
+  std::unique_ptr<Producer> producer_;
+  uint64_t value_ = 0;
+  int32_t try_ = 0;
+  uint64_t acknowledged_ = 0;
+};
+
+class LabConsumer final : public sim::Process, public ConsumerListener {
+ public:
+  LabConsumer(ConsumerConfig config, LabOptions options, check::History* history);
+  void on_start() override;
+  void on_connected(sim::SocketId s) override { consumer_->on_connected(s); }
+  void on_connect_failed(sim::SocketId s, sim::ConnectError e) override { consumer_->on_connect_failed(s, e); }
+  void on_message(sim::SocketId s, const sim::Payload& p) override { consumer_->on_message(s, p); }
+  void on_closed(sim::SocketId s, sim::CloseReason r) override { consumer_->on_closed(s, r); }
+  void on_client_event(const std::string& event, int32_t node) override;
+  void on_records(const std::vector<ConsumedRecord>& records) override;
+  void on_fetch_error(const kafka::TopicPartition& tp, const std::string& error) override;
+
+  // consumer.py's state.
+  const std::set<uint64_t>& missing() const { return missing_; }
+  const std::map<uint64_t, uint64_t>& multiple() const { return multiple_; }
+  uint64_t expected_value() const { return expected_value_; }
+  uint64_t value() const { return value_; }
+  uint64_t received() const { return received_; }
+  // "missing=[] multiple=[] expected_value=320 value=320: : 321it"
+  std::string status_line() const;
+
+ private:
+  ConsumerConfig config_;
+  LabOptions options_;
+  check::History* history_;
+  std::unique_ptr<Consumer> consumer_;
+  std::set<uint64_t> missing_;
+  int64_t missing_position_ = -1;
+  std::map<uint64_t, uint64_t> multiple_;  // value -> times seen beyond the first
+  uint64_t expected_value_ = 0;
+  uint64_t value_ = 0;
+  uint64_t received_ = 0;
+};
+
+}  // namespace client

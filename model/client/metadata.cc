@@ -1,0 +1,150 @@
+#include "model/client/metadata.h"
+
+#include "sim/assert.h"
+
+namespace client {
+
+Metadata::Metadata(sim::ProcessContext& ctx, kafka::NetworkClient& net, Options options,
+                   std::function<void(const std::string&, int32_t)> on_error,
+                   std::function<void()> on_update)
+    : ctx_(ctx),
+      net_(net),
+      options_(std::move(options)),
+      on_error_(std::move(on_error)),
+      on_update_(std::move(on_update)) {}
+
+void Metadata::add_topic(const std::string& topic) {
+  if (topics_.insert(topic).second) refresh();
+}
+
+int32_t Metadata::partition_count(const std::string& topic) const {
+  auto it = counts_.find(topic);
+  return it == counts_.end() ? 0 : it->second;
+}
+
+std::vector<int32_t> Metadata::available(const std::string& topic) const {
+  std::vector<int32_t> out;
+  const int32_t n = partition_count(topic);
+  for (int32_t p = 0; p < n; ++p) {
+    auto l = leaders_.find({topic, p});
+    if (l != leaders_.end() && l->second != kafka::kNoBroker && brokers_.count(l->second) != 0) {
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+std::optional<kafka::BrokerId> Metadata::leader(const kafka::TopicPartition& tp) const {
+  auto it = leaders_.find(tp);
+  if (it == leaders_.end() || it->second == kafka::kNoBroker || brokers_.count(it->second) == 0) {
+    return std::nullopt;
+  }
+  return it->second;
+}
+
+std::optional<kafka::NodeAddress> Metadata::address(kafka::BrokerId b) const {
+  auto it = brokers_.find(b);
+  if (it == brokers_.end()) return std::nullopt;
+  return it->second;
+}
+
+// How long a broker that failed is passed over when another will do.
+constexpr int64_t kFailedBrokerAvoidMs = 10000;
+
+std::optional<kafka::BrokerId> Metadata::any_broker() {
+  if (brokers_.empty()) return std::nullopt;
+  std::vector<kafka::BrokerId> order;
+  auto start = brokers_.begin();
+  std::advance(start, static_cast<std::ptrdiff_t>(next_ % brokers_.size()));
+  for (auto it = start; it != brokers_.end(); ++it) order.push_back(it->first);
+  for (auto it = brokers_.begin(); it != start; ++it) order.push_back(it->first);
+  for (kafka::BrokerId b : order) {
+    if (net_.connected(b)) return b;
+  }
+  const int64_t now = ctx_.now().us() / 1000;
+  std::optional<kafka::BrokerId> oldest_failure;
+  for (kafka::BrokerId b : order) {
+    auto f = failed_at_ms_.find(b);
+    if (f == failed_at_ms_.end() || now - f->second >= kFailedBrokerAvoidMs) return b;
+    if (!oldest_failure || f->second < failed_at_ms_.at(*oldest_failure)) oldest_failure = b;
+  }
+  return oldest_failure;
+}
+
+void Metadata::note_failure(kafka::BrokerId b) {
+  if (b >= 0) failed_at_ms_[b] = ctx_.now().us() / 1000;
+}
+
+void Metadata::invalidate(const kafka::TopicPartition& tp) {
+  auto it = leaders_.find(tp);
+  if (it != leaders_.end()) it->second = kafka::kNoBroker;
+  refresh();
+}
+
+void Metadata::maybe_refresh(int64_t now_ms) {
+  if (last_answer_ms_ >= 0 && now_ms - last_answer_ms_ >= options_.max_age_ms) refresh();
+}
+
+void Metadata::refresh() {
+  if (in_flight_) {
+    wanted_ = true;
+    return;
+  }
+  int32_t node;
+  kafka::NodeAddress address;
+  if (auto b = any_broker()) {
+    node = *b;
+    address = brokers_.at(*b);
+  } else {
+    SIM_ASSERT(!options_.bootstrap.empty(), "client without bootstrap servers");
+    const size_t i = next_ % options_.bootstrap.size();
+    node = -1 - static_cast<int32_t>(i);  // bootstrap nodes have negative ids, as in the Java client
+    address = {options_.bootstrap[i].host, options_.bootstrap[i].port};
+  }
+  in_flight_ = true;
+  wanted_ = false;
+  ctx_.trace("metadata_request", {{"node", node}});
+  std::vector<std::string> topics(topics_.begin(), topics_.end());
+  net_.send(node, address, kafka::MetadataRequest{topics, true},
+            [this, node](kafka::SendError e, const kafka::Response* r) {
+              in_flight_ = false;
+              const auto* m = r == nullptr ? nullptr : std::get_if<kafka::MetadataResponse>(r);
+              if (e != kafka::SendError::none || m == nullptr) {
+                if (e != kafka::SendError::none && on_error_) on_error_(kafka::to_string(e), node);
+                note_failure(node);
+                ++next_;
+                // Every known broker failed in turn: back to the bootstrap list.
+                if (!brokers_.empty() && next_ % (brokers_.size() + 1) == 0) brokers_.clear();
+                ctx_.after(sim::Duration::millis(options_.reconnect_backoff_ms), [this] { refresh(); });
+                return;
+              }
+              on_answer(*m);
+            });
+}
+
+void Metadata::on_answer(const kafka::MetadataResponse& r) {
+  last_answer_ms_ = ctx_.now().us() / 1000;
+  if (!r.brokers.empty()) {
+    brokers_.clear();
+    for (const kafka::BrokerMetadata& b : r.brokers) brokers_[b.id] = {b.host, b.port};
+  }
+  bool missing = false;
+  for (const kafka::TopicMetadata& t : r.topics) {
+    if (t.partitions.empty()) {
+      missing = true;  // being created (LEADER_NOT_AVAILABLE) or unknown
+      continue;
+    }
+    counts_[t.name] = static_cast<int32_t>(t.partitions.size());
+    for (const kafka::PartitionMetadata& p : t.partitions) {
+      leaders_[{t.name, p.partition}] = p.leader;
+      missing = missing || p.leader == kafka::kNoBroker;
+    }
+  }
+  if (missing || wanted_) {
+    wanted_ = false;
+    ctx_.after(sim::Duration::millis(options_.retry_backoff_ms), [this] { refresh(); });
+  }
+  if (on_update_) on_update_();
+}
+
+}  // namespace client

@@ -1,0 +1,75 @@
+// A client's view of the cluster (the Java client's Metadata /
+// librdkafka's rd_kafka_metadata cache): the brokers, each partition's
+// leader, refreshed from a bootstrap server until the first answer and from
+// the known brokers afterwards, in turn when one does not answer. Producer
+// and consumer share it.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/client/config.h"
+#include "model/kafka/network_client.h"
+
+namespace client {
+
+class Metadata {
+ public:
+  struct Options {
+    std::vector<BootstrapServer> bootstrap;
+    int32_t retry_backoff_ms = 100;
+    int32_t reconnect_backoff_ms = 100;
+    int64_t max_age_ms = 900000;
+  };
+  // `on_error` hears connection-level failures (name, node); `on_update`
+  // runs after every answer.
+  Metadata(sim::ProcessContext& ctx, kafka::NetworkClient& net, Options options,
+           std::function<void(const std::string&, int32_t)> on_error, std::function<void()> on_update);
+
+  void add_topic(const std::string& topic);
+  // Asks for fresh metadata (after the request in flight, if any).
+  void refresh();
+  // Refreshes if the last answer is older than metadata.max.age.ms.
+  void maybe_refresh(int64_t now_ms);
+  // Forgets a partition's leader (an error said it moved).
+  void invalidate(const kafka::TopicPartition& tp);
+
+  bool knows(const std::string& topic) const { return counts_.count(topic) != 0; }
+  int32_t partition_count(const std::string& topic) const;
+  // Partitions of `topic` with a leader.
+  std::vector<int32_t> available(const std::string& topic) const;
+  std::optional<kafka::BrokerId> leader(const kafka::TopicPartition& tp) const;
+  std::optional<kafka::NodeAddress> address(kafka::BrokerId b) const;
+  // A known broker to ask something of; nullopt before the first answer.
+  // Like the Java client's leastLoadedNode: a broker with an open connection
+  // first, then one that has not failed lately, in turn.
+  std::optional<kafka::BrokerId> any_broker();
+  // A request to `b` failed at the connection level (refused, reset, timed out).
+  void note_failure(kafka::BrokerId b);
+  // Moves `any_broker` on to the next one (the last did not answer).
+  void skip_broker() { ++next_; }
+
+ private:
+  void on_answer(const kafka::MetadataResponse& r);
+
+  sim::ProcessContext& ctx_;
+  kafka::NetworkClient& net_;
+  Options options_;
+  std::function<void(const std::string&, int32_t)> on_error_;
+  std::function<void()> on_update_;
+  std::map<kafka::BrokerId, kafka::NodeAddress> brokers_;
+  std::map<kafka::TopicPartition, kafka::BrokerId> leaders_;  // -1: none
+  std::map<std::string, int32_t> counts_;
+  std::set<std::string> topics_;
+  bool in_flight_ = false;
+  bool wanted_ = false;
+  size_t next_ = 0;
+  int64_t last_answer_ms_ = -1;
+  std::map<kafka::BrokerId, int64_t> failed_at_ms_;
+};
+
+}  // namespace client

@@ -1,0 +1,363 @@
+#include "model/client/producer.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "sim/assert.h"
+
+namespace client {
+
+using kafka::BrokerId;
+using kafka::ErrorCode;
+using kafka::TopicPartition;
+
+const char* to_string(Outcome o) {
+  switch (o) {
+    case Outcome::ok: return "ok";
+    case Outcome::fail: return "fail";
+    case Outcome::info: return "info";
+  }
+  return "?";
+}
+
+uint32_t murmur2(const std::string& key) {
+  // The 32-bit MurmurHash2 with the Java client's seed, over the key's bytes.
+  const uint32_t m = 0x5bd1e995u;
+  const uint32_t length = static_cast<uint32_t>(key.size());
+  uint32_t h = 0x9747b28cu ^ length;
+  const auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(key[i])); };
+  const size_t blocks = key.size() / 4;
+  for (size_t i = 0; i < blocks; ++i) {
+    uint32_t k = byte(4 * i) | (byte(4 * i + 1) << 8) | (byte(4 * i + 2) << 16) | (byte(4 * i + 3) << 24);
+    k *= m;
+    k ^= k >> 24;
+    k *= m;
+    h *= m;
+    h ^= k;
+  }
+  const size_t tail = blocks * 4;
+  switch (key.size() % 4) {
+    case 3: h ^= byte(tail + 2) << 16; [[fallthrough]];
+    case 2: h ^= byte(tail + 1) << 8; [[fallthrough]];
+    case 1:
+      h ^= byte(tail);
+      h *= m;
+      break;
+    default: break;
+  }
+  h ^= h >> 13;
+  h *= m;
+  h ^= h >> 15;
+  return h & 0x7fffffffu;  // Utils.toPositive
+}
+
+Producer::Producer(sim::ProcessContext& ctx, ProducerConfig config, ClientListener* listener)
+    : ctx_(ctx),
+      config_(std::move(config)),
+      listener_(listener),
+      net_(ctx, kafka::NetworkClient::Options{config_.request_timeout_ms, config_.max_in_flight}),
+      metadata_(ctx, net_,
+                Metadata::Options{config_.bootstrap, config_.retry_backoff_ms,
+                                  config_.reconnect_backoff_ms, config_.metadata_max_age_ms},
+                [this](const std::string& e, int32_t node) { event(e, node); },
+                [this] { on_metadata(); }) {}
+
+std::string Producer::send_error_name(kafka::SendError e) { return kafka::to_string(e); }
+
+void Producer::event(const std::string& name, int32_t node) {
+  ctx_.trace("client_error", {{"error", name}, {"node", node}});
+  if (listener_ != nullptr) listener_->on_client_event(name, node);
+}
+
+// --- send --------------------------------------------------------------------------
+
+void Producer::send(const std::string& topic, std::optional<std::string> key, uint64_t value,
+                    int32_t size, Callback done) {
+  ++outstanding_;
+  unpartitioned_.push_back({topic, std::move(key), Pending{value, size, now_ms(), std::move(done)}});
+  metadata_.add_topic(topic);
+  if (!metadata_.knows(topic)) return;
+  partition_waiting();
+  pump();
+}
+
+std::optional<int32_t> Producer::choose_partition(const std::string& topic,
+                                                  const std::optional<std::string>& key) {
+  const int32_t n = metadata_.partition_count(topic);
+  if (n <= 0) return std::nullopt;
+  if (key) return static_cast<int32_t>(murmur2(*key) % static_cast<uint32_t>(n));
+  std::vector<int32_t> available = partitions(topic);
+  if (available.empty()) {
+    for (int32_t p = 0; p < n; ++p) available.push_back(p);
+  }
+  switch (config_.null_key) {
+    case NullKeyPartitioning::random:
+      return ctx_.rng().pick(available);
+    case NullKeyPartitioning::round_robin:
+      return available[round_robin_[topic]++ % available.size()];
+    case NullKeyPartitioning::sticky: {
+      auto it = sticky_.find(topic);
+      if (it != sticky_.end() &&
+          std::find(available.begin(), available.end(), it->second) != available.end()) {
+        return it->second;
+      }
+      const int32_t p = ctx_.rng().pick(available);
+      sticky_[topic] = p;
+      return p;
+    }
+  }
+  return std::nullopt;
+}
+
+void Producer::partition_waiting() {
+  std::deque<Unpartitioned> still;
+  while (!unpartitioned_.empty()) {
+    Unpartitioned u = std::move(unpartitioned_.front());
+    unpartitioned_.pop_front();
+    if (auto p = choose_partition(u.topic, u.key)) {
+      enqueue({u.topic, *p}, std::move(u.record));
+    } else {
+      still.push_back(std::move(u));
+    }
+  }
+  unpartitioned_ = std::move(still);
+}
+
+void Producer::enqueue(const TopicPartition& tp, Pending record) {
+  auto& queue = batches_[tp];
+  const int64_t now = now_ms();
+  if (queue.empty() || queue.back()->sent_once || queue.back()->in_flight ||
+      queue.back()->bytes + record.size > config_.batch_size) {
+    auto b = std::make_shared<Batch>();
+    b->tp = tp;
+    b->created_ms = now;
+    queue.push_back(b);
+  }
+  Batch& b = *queue.back();
+  b.bytes += record.size;
+  b.records.push_back(std::move(record));
+  schedule_pump(b.created_ms + config_.linger_ms);
+}
+
+// --- the sender ----------------------------------------------------------------------
+
+void Producer::schedule_pump(int64_t at_ms) {
+  at_ms = std::max(at_ms, now_ms());
+  if (pump_at_ms_ >= 0 && pump_at_ms_ <= at_ms && ctx_.now().us() / 1000 <= pump_at_ms_) return;
+  ctx_.cancel(pump_timer_);
+  pump_at_ms_ = at_ms;
+  const sim::Time when = std::max(ctx_.now(), sim::Time::zero() + sim::Duration::millis(at_ms));
+  pump_timer_ = ctx_.at(when, [this] {
+    pump_at_ms_ = -1;
+    pump();
+  });
+}
+
+void Producer::pump() {
+  expire_batches();
+  metadata_.maybe_refresh(now_ms());
+  if (config_.enable_idempotence && producer_id_ == kafka::kNoProducerId) {
+    bool any = false;
+    for (const auto& [tp, q] : batches_) any = any || !q.empty();
+    if (any) init_producer_id();
+    return;
+  }
+  bool need_metadata = !unpartitioned_.empty();
+  const int64_t now = now_ms();
+  for (auto& [tp, queue] : batches_) {
+    for (const std::shared_ptr<Batch>& b : queue) {
+      if (b->in_flight) continue;
+      const int64_t ready_at = b->attempts > 0 ? b->retry_at_ms : b->created_ms + config_.linger_ms;
+      if (b->attempts == 0 && b->bytes >= config_.batch_size) {
+        // full: no need to wait for linger.ms
+      } else if (now < ready_at) {
+        schedule_pump(ready_at);
+        break;  // later batches of the partition wait behind this one
+      }
+      const auto leader = metadata_.leader(tp);
+      if (!leader) {
+        need_metadata = true;
+        break;
+      }
+      if (net_.pending(*leader) >= static_cast<size_t>(config_.max_in_flight)) break;
+      send_batch(b, *leader);
+    }
+  }
+  if (need_metadata) metadata_.refresh();
+}
+
+void Producer::send_batch(const std::shared_ptr<Batch>& batch, BrokerId leader) {
+  batch->in_flight = true;
+  batch->sent_once = true;
+  ++batch->attempts;
+  if (config_.enable_idempotence && batch->base_sequence < 0) {
+    int32_t& next = next_sequence_[batch->tp];
+    batch->base_sequence = next;
+    next += static_cast<int32_t>(batch->records.size());
+  }
+  // The sticky partitioner moves on once its batch has gone.
+  auto sticky = sticky_.find(batch->tp.topic);
+  if (sticky != sticky_.end() && sticky->second == batch->tp.partition) sticky_.erase(sticky);
+  kafka::ProduceBatch pb;
+  pb.tp = batch->tp;
+  pb.producer_id = config_.enable_idempotence ? producer_id_ : kafka::kNoProducerId;
+  pb.producer_epoch = config_.enable_idempotence ? producer_epoch_ : -1;
+  pb.base_sequence = config_.enable_idempotence ? batch->base_sequence : -1;
+  for (const Pending& r : batch->records) {
+    kafka::Record rec;
+    rec.value = r.value;
+    rec.size = r.size;
+    pb.records.push_back(rec);
+  }
+  const bool answered = config_.acks != 0;
+  net_.send(
+      leader, *metadata_.address(leader),
+      kafka::ProduceRequest{config_.acks, config_.request_timeout_ms, {std::move(pb)}},
+      [this, batch, leader, answered](kafka::SendError e, const kafka::Response* r) {
+        batch->in_flight = false;
+        if (e != kafka::SendError::none) {
+          event(send_error_name(e), leader);
+          metadata_.note_failure(leader);
+          // The leader may have moved or gone: look again.
+          metadata_.invalidate(batch->tp);
+          const bool written = e != kafka::SendError::refused && e != kafka::SendError::unreachable &&
+                               e != kafka::SendError::connect_timed_out;
+          on_batch_error(batch, send_error_name(e), true, written);
+          pump();
+          return;
+        }
+        if (!answered) {
+          // acks=0: done once on the wire, offset unknown.
+          complete(batch, DeliveryReport{Outcome::ok, batch->tp.partition, -1, ""});
+          pump();
+          return;
+        }
+        const auto* resp = std::get_if<kafka::ProduceResponse>(r);
+        if (resp == nullptr || resp->partitions.empty()) {
+          on_batch_error(batch, "UNKNOWN_SERVER_ERROR", true, true);
+          pump();
+          return;
+        }
+        const kafka::ProducePartitionResponse& pr = resp->partitions.front();
+        switch (pr.error) {
+          case ErrorCode::none:
+          case ErrorCode::duplicate_sequence_number:
+            complete(batch, DeliveryReport{Outcome::ok, batch->tp.partition, pr.base_offset.value, ""});
+            break;
+          case ErrorCode::not_leader_for_partition:
+          case ErrorCode::leader_not_available:
+          case ErrorCode::unknown_topic_or_partition:
+          case ErrorCode::fenced_leader_epoch:
+          case ErrorCode::unknown_leader_epoch:
+            metadata_.invalidate(batch->tp);
+            on_batch_error(batch, kafka::to_string(pr.error), true, false);
+            break;
+          case ErrorCode::request_timed_out:
+          case ErrorCode::not_enough_replicas_after_append:
+            // Appended at the leader; whether it survives is unknown.
+            on_batch_error(batch, kafka::to_string(pr.error), true, true);
+            break;
+          case ErrorCode::out_of_order_sequence_number:
+            // An earlier batch of the partition has not landed yet: the Java
+            // client retries such a batch while it has earlier ones in flight.
+            on_batch_error(batch, kafka::to_string(pr.error), config_.enable_idempotence, false);
+            break;
+          default:
+            on_batch_error(batch, kafka::to_string(pr.error), kafka::is_retriable(pr.error), false);
+            break;
+        }
+        pump();
+      },
+      answered);
+}
+
+void Producer::on_batch_error(const std::shared_ptr<Batch>& batch, const std::string& error,
+                              bool retriable, bool may_have_been_written) {
+  if (may_have_been_written) batch->sent_once = true;
+  const int64_t now = now_ms();
+  const int64_t oldest = batch->records.empty() ? now : batch->records.front().enqueued_ms;
+  if (retriable && batch->attempts <= config_.retries && now - oldest < config_.message_timeout_ms) {
+    batch->retry_at_ms = now + config_.retry_backoff_ms;
+    ctx_.trace("produce_retry", {{"partition", kafka::to_string(batch->tp)},
+                                 {"error", error},
+                                 {"attempt", batch->attempts}});
+    schedule_pump(batch->retry_at_ms);
+    return;
+  }
+  // An answer that says it was not appended is a failure; anything that
+  // may have been written (a timeout, a lost connection after sending) is
+  // unknown.
+  const bool unknown = may_have_been_written || (batch->attempts > 1 && batch->sent_once);
+  complete(batch, DeliveryReport{unknown ? Outcome::info : Outcome::fail, batch->tp.partition, -1, error});
+}
+
+void Producer::complete(const std::shared_ptr<Batch>& batch, const DeliveryReport& report) {
+  auto& queue = batches_[batch->tp];
+  queue.erase(std::remove(queue.begin(), queue.end(), batch), queue.end());
+  std::vector<Pending> records = std::move(batch->records);
+  batch->records.clear();
+  outstanding_ -= records.size();
+  for (size_t i = 0; i < records.size(); ++i) {
+    DeliveryReport r = report;
+    if (r.outcome == Outcome::ok && r.offset >= 0) r.offset += static_cast<int64_t>(i);
+    records[i].done(r);
+  }
+}
+
+void Producer::expire_batches() {
+  const int64_t now = now_ms();
+  std::vector<std::shared_ptr<Batch>> expired;
+  for (auto& [tp, queue] : batches_) {
+    for (const std::shared_ptr<Batch>& b : queue) {
+      if (b->in_flight || b->records.empty()) continue;
+      if (now - b->records.front().enqueued_ms >= config_.message_timeout_ms) expired.push_back(b);
+    }
+  }
+  for (const auto& b : expired) {
+    complete(b, DeliveryReport{b->sent_once ? Outcome::info : Outcome::fail, b->tp.partition, -1,
+                               "MSG_TIMED_OUT"});
+  }
+  while (!unpartitioned_.empty() &&
+         now - unpartitioned_.front().record.enqueued_ms >= config_.message_timeout_ms) {
+    Unpartitioned u = std::move(unpartitioned_.front());
+    unpartitioned_.pop_front();
+    --outstanding_;
+    u.record.done(DeliveryReport{Outcome::fail, -1, -1, "MSG_TIMED_OUT"});
+  }
+}
+
+// --- metadata and producer ids ---------------------------------------------------------
+
+void Producer::on_metadata() {
+  partition_waiting();
+  pump();
+}
+
+void Producer::init_producer_id() {
+  if (init_in_flight_) return;
+  const auto node_opt = metadata_.any_broker();
+  if (!node_opt) {
+    metadata_.refresh();
+    return;
+  }
+  init_in_flight_ = true;
+  const BrokerId node = *node_opt;
+  net_.send(node, *metadata_.address(node), kafka::InitProducerIdRequest{},
+            [this, node](kafka::SendError e, const kafka::Response* r) {
+              init_in_flight_ = false;
+              const auto* resp = r == nullptr ? nullptr : std::get_if<kafka::InitProducerIdResponse>(r);
+              if (e != kafka::SendError::none || resp == nullptr || resp->error != ErrorCode::none) {
+                if (e != kafka::SendError::none) event(send_error_name(e), node);
+                metadata_.note_failure(node);
+                metadata_.skip_broker();
+                ctx_.after(sim::Duration::millis(config_.retry_backoff_ms), [this] { pump(); });
+                return;
+              }
+              producer_id_ = resp->producer_id;
+              producer_epoch_ = resp->producer_epoch;
+              ctx_.trace("producer_id", {{"producer_id", producer_id_}});
+              pump();
+            });
+}
+
+}  // namespace client

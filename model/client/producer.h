@@ -1,0 +1,146 @@
+// A Kafka producer as librdkafka and the Java client behave on the wire,
+// embedded in a sim::Process.
+//
+// Metadata comes from the bootstrap servers, tried in order until one
+// answers, and afterwards from any known broker; it is refreshed when a
+// partition's leader is unknown or an error says it moved
+// (NOT_LEADER_FOR_PARTITION, LEADER_NOT_AVAILABLE, a disconnect, a request
+// timeout) and every metadata.max.age.ms. Records wait in per-partition
+// batches for linger.ms (or until batch.size), then go to the partition's
+// leader, at most max.in.flight requests per connection. A batch that fails
+// with a retriable error, or whose request times out or loses its
+// connection, is retried after retry.backoff.ms until `retries` or
+// message.timeout.ms runs out — and a request that timed out may well have
+// been written by the broker, which is how duplicates happen without
+// idempotence. With enable.idempotence the producer first gets a producer id
+// (InitProducerId) and numbers each partition's records, so the broker drops
+// a retried duplicate.
+//
+// Every outcome is reported through the send's callback: ok (partition,
+// offset), fail (it definitely did not happen) or info (unknown: the request
+// may have been written). Connection-level errors a real client logs go to
+// the listener.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/client/config.h"
+#include "model/client/metadata.h"
+#include "model/kafka/network_client.h"
+
+namespace client {
+
+enum class Outcome { ok, fail, info };
+const char* to_string(Outcome o);
+
+struct DeliveryReport {
+  Outcome outcome = Outcome::ok;
+  int32_t partition = -1;
+  int64_t offset = -1;
+  std::string error;  // "" when ok: a Kafka error name or a connection error
+};
+
+class ClientListener {
+ public:
+  virtual ~ClientListener() = default;
+  // A connection-level event: "connection_refused", "connection_reset",
+  // "request_timed_out" ... with the broker it concerned.
+  virtual void on_client_event(const std::string& event, int32_t node) = 0;
+};
+
+class Producer {
+ public:
+  using Callback = std::function<void(const DeliveryReport&)>;
+
+  Producer(sim::ProcessContext& ctx, ProducerConfig config, ClientListener* listener = nullptr);
+  Producer(const Producer&) = delete;
+  Producer& operator=(const Producer&) = delete;
+
+  // Queues one record. `key` absent: the null-key partitioner decides.
+  void send(const std::string& topic, std::optional<std::string> key, uint64_t value, int32_t size,
+            Callback done);
+  // Records queued or in flight.
+  size_t outstanding() const { return outstanding_; }
+  const ProducerConfig& config() const { return config_; }
+  // The partitions of `topic` the metadata names, and which have a leader.
+  std::vector<int32_t> partitions(const std::string& topic) const { return metadata_.available(topic); }
+
+  bool on_connected(sim::SocketId s) { return net_.on_connected(s); }
+  bool on_connect_failed(sim::SocketId s, sim::ConnectError e) { return net_.on_connect_failed(s, e); }
+  bool on_message(sim::SocketId s, const sim::Payload& p) { return net_.on_message(s, p); }
+  bool on_closed(sim::SocketId s, sim::CloseReason r) { return net_.on_closed(s, r); }
+
+ private:
+  struct Pending {
+    uint64_t value = 0;
+    int32_t size = 0;
+    int64_t enqueued_ms = 0;
+    Callback done;
+  };
+  struct Batch {
+    kafka::TopicPartition tp;
+    std::vector<Pending> records;
+    int64_t bytes = 0;
+    int64_t created_ms = 0;
+    int64_t retry_at_ms = 0;
+    int32_t attempts = 0;
+    int32_t base_sequence = -1;
+    bool in_flight = false;
+    bool sent_once = false;  // a request carrying it went out: its outcome may be unknown
+  };
+  struct Unpartitioned {
+    std::string topic;
+    std::optional<std::string> key;
+    Pending record;
+  };
+
+  int64_t now_ms() const { return ctx_.now().us() / 1000; }
+  void on_metadata();
+  void partition_waiting();
+  std::optional<int32_t> choose_partition(const std::string& topic, const std::optional<std::string>& key);
+  void enqueue(const kafka::TopicPartition& tp, Pending record);
+  void pump();
+  void schedule_pump(int64_t at_ms);
+  void send_batch(const std::shared_ptr<Batch>& batch, kafka::BrokerId leader);
+  void on_batch_error(const std::shared_ptr<Batch>& batch, const std::string& error, bool retriable,
+                      bool may_have_been_written);
+  void complete(const std::shared_ptr<Batch>& batch, const DeliveryReport& report);
+  void expire_batches();
+  void init_producer_id();
+  void event(const std::string& name, int32_t node);
+  static std::string send_error_name(kafka::SendError e);
+
+  sim::ProcessContext& ctx_;
+  ProducerConfig config_;
+  ClientListener* listener_;
+  kafka::NetworkClient net_;
+
+  Metadata metadata_;
+
+  std::deque<Unpartitioned> unpartitioned_;
+  std::map<kafka::TopicPartition, std::deque<std::shared_ptr<Batch>>> batches_;
+  std::map<std::string, int32_t> sticky_;        // topic -> partition (sticky partitioner)
+  std::map<std::string, uint32_t> round_robin_;  // topic -> counter
+  size_t outstanding_ = 0;
+  sim::TimerId pump_timer_;
+  int64_t pump_at_ms_ = -1;
+
+  // Idempotence.
+  kafka::ProducerId producer_id_ = kafka::kNoProducerId;
+  int16_t producer_epoch_ = -1;
+  bool init_in_flight_ = false;
+  std::map<kafka::TopicPartition, int32_t> next_sequence_;
+};
+
+// Java's murmur2 of a key's bytes, made positive (Utils.toPositive), as the
+// Java client's and librdkafka's murmur2 partitioners use it.
+uint32_t murmur2(const std::string& key);
+
+}  // namespace client
