@@ -447,6 +447,37 @@ TEST(Network, APoweredOffPeerIsSilenceUntilTheDataRetransmissionsGiveUp) {
   EXPECT_TRUE(rig.traced("connection_timed_out"));
 }
 
+// On one L2 segment (host_unreachable_after set) a connect to a powered-off
+// host fails with "No route to host" once ARP gives up, not after the SYN
+// retries; a host cut off by a partition still answers ARP, so there the
+// SYN just goes unanswered.
+TEST(Network, ConnectToAPoweredOffHostOnOneSegmentIsUnreachableAfterArpGivesUp) {
+  WorldOptions options = with_latency(kLatency);
+  options.network.host_unreachable_after = Duration::seconds(3);
+  Pair rig(options);
+  rig.world.power_off(rig.b);
+  rig.peer(rig.cli).connect("10.0.0.2", kPort);
+  rig.world.run_for(Duration::seconds(10));
+  const Journal& log = rig.log(rig.cli);
+  ASSERT_EQ(log.count("connect_failed"), 1u) << log.dump();
+  EXPECT_EQ(log.of("connect_failed")[0].detail, "unreachable");
+  // ARP starts when the SYN would have left (one latency in), gives up 3 s on.
+  EXPECT_EQ(log.of("connect_failed")[0].at, Time::zero() + kLatency + Duration::seconds(3));
+  EXPECT_TRUE(rig.traced("host_unreachable"));
+}
+
+TEST(Network, APartitionedHostIsNeverUnreachableOnlySilent) {
+  WorldOptions options = with_latency(kLatency);
+  options.network.host_unreachable_after = Duration::seconds(3);
+  Pair rig(options);
+  rig.world.network().isolate(rig.b);
+  rig.peer(rig.cli).connect("10.0.0.2", kPort);
+  rig.world.run_for(Duration::seconds(200));
+  const Journal& log = rig.log(rig.cli);
+  ASSERT_EQ(log.count("connect_failed"), 1u) << log.dump();
+  EXPECT_EQ(log.of("connect_failed")[0].detail, "timed_out");
+}
+
 TEST(Network, AnIdleConnectionToAPoweredOffPeerHearsNothing) {
   Pair rig;
   const SocketId s = rig.connect(rig.cli, "10.0.0.2");
