@@ -66,6 +66,14 @@ void Consumer::backoff(BrokerId leader) {
   });
 }
 
+void Consumer::request_failed(BrokerId leader, kafka::SendError e) {
+  // The leader may be gone or have moved: tell, look again, wait a little.
+  if (e != kafka::SendError::none) event(kafka::to_string(e), leader);
+  metadata_.note_failure(leader);
+  metadata_.refresh();
+  backoff(leader);
+}
+
 void Consumer::pump() {
   metadata_.maybe_refresh(ctx_.now().us() / 1000);
   std::map<BrokerId, std::vector<TopicPartition>> need_position;
@@ -109,10 +117,7 @@ void Consumer::reset_offsets(BrokerId leader, std::vector<TopicPartition> tps) {
     resetting_.erase(leader);
     const auto* resp = r == nullptr ? nullptr : std::get_if<kafka::ListOffsetsResponse>(r);
     if (e != kafka::SendError::none || resp == nullptr) {
-      if (e != kafka::SendError::none) event(kafka::to_string(e), leader);
-      metadata_.note_failure(leader);
-      metadata_.refresh();
-      backoff(leader);
+      request_failed(leader, e);
       return;
     }
     for (const kafka::ListOffsetsPartitionResponse& p : resp->partitions) {
@@ -146,10 +151,7 @@ void Consumer::fetch_from(BrokerId leader) {
     fetching_.erase(leader);
     const auto* resp = r == nullptr ? nullptr : std::get_if<kafka::FetchResponse>(r);
     if (e != kafka::SendError::none || resp == nullptr) {
-      if (e != kafka::SendError::none) event(kafka::to_string(e), leader);
-      metadata_.note_failure(leader);
-      metadata_.refresh();
-      backoff(leader);
+      request_failed(leader, e);
       return;
     }
     std::vector<ConsumedRecord> out;

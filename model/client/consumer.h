@@ -66,6 +66,7 @@ class Consumer {
   void fetch_from(kafka::BrokerId leader);
   void reset_offsets(kafka::BrokerId leader, std::vector<kafka::TopicPartition> tps);
   void backoff(kafka::BrokerId leader);
+  void request_failed(kafka::BrokerId leader, kafka::SendError e);
   void event(const std::string& name, int32_t node);
 
   sim::ProcessContext& ctx_;
