@@ -27,7 +27,7 @@ namespace {
 
 constexpr std::string_view kSegmentSuffix = ".log";
 constexpr size_t kBaseOffsetDigits = 20;
-constexpr size_t kRecordFields = 8;
+constexpr size_t kRecordFields = 8;  // and a ninth, the key, when there is one
 
 int64_t now_ms_of(const sim::ProcessContext& ctx) { return ctx.now().since_start().ms(); }
 
@@ -87,14 +87,47 @@ void add_to_segment(SegmentInfo& info, const Record& r) {
 // --- records on disk ---------------------------------------------------------
 
 std::string encode_record(const Record& r) {
-  return fmt::format("{},{},{},{},{},{},{},{}", r.offset.value, r.leader_epoch.value,
-                     r.timestamp_ms, r.producer_id, r.producer_epoch, r.sequence, r.value, r.size);
+  std::string line = fmt::format("{},{},{},{},{},{},{},{}", r.offset.value, r.leader_epoch.value,
+                                 r.timestamp_ms, r.producer_id, r.producer_epoch, r.sequence,
+                                 r.value, r.size);
+  if (!r.key.empty()) {
+    line += ',';
+    for (const char c : r.key) line += fmt::format("{:02x}", static_cast<unsigned char>(c));
+  }
+  return line;
 }
+
+namespace {
+
+std::optional<std::string> decode_hex(std::string_view hex) {
+  if (hex.empty() || hex.size() % 2 != 0) return std::nullopt;
+  std::string out;
+  out.reserve(hex.size() / 2);
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    const int hi = digit(hex[i]);
+    const int lo = digit(hex[i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out += static_cast<char>(hi * 16 + lo);
+  }
+  return out;
+}
+
+}  // namespace
 
 std::optional<Record> decode_record(const std::string& s) {
   const std::vector<std::string_view> f = split(s, ',');
-  if (f.size() != kRecordFields) return std::nullopt;
+  if (f.size() != kRecordFields && f.size() != kRecordFields + 1) return std::nullopt;
   Record r;
+  if (f.size() == kRecordFields + 1) {
+    std::optional<std::string> key = decode_hex(f[kRecordFields]);
+    if (!key) return std::nullopt;
+    r.key = std::move(*key);
+  }
   int64_t offset = 0;
   int64_t epoch = 0;
   if (!parse_field(f[0], offset) || !parse_field(f[1], epoch) ||

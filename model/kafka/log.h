@@ -43,11 +43,17 @@ struct Record {
   int32_t sequence = -1;
   uint64_t value = 0;  // an opaque value id chosen by the producer
   int32_t size = 0;    // bytes, as they count against segment.bytes
+  // The record key where it matters to the model: empty for the clients'
+  // records (their key only chose the partition), the group and partition of
+  // a committed offset or the group of a group's metadata in
+  // __consumer_offsets (see model/kafka/group_coordinator.h).
+  std::string key;
   friend bool operator==(const Record&, const Record&) = default;
 };
 
-// One line of a segment file, and back. decode returns nullopt for a record
-// that does not parse.
+// One line of a segment file, and back: eight comma-separated numbers, and a
+// ninth field with the key in hexadecimal when it has one. decode returns
+// nullopt for a record that does not parse.
 std::string encode_record(const Record& r);
 std::optional<Record> decode_record(const std::string& s);
 

@@ -28,6 +28,14 @@ const char* to_string(ErrorCode e) {
     case ErrorCode::broker_not_available: return "BROKER_NOT_AVAILABLE";
     case ErrorCode::invalid_topic_exception: return "INVALID_TOPIC_EXCEPTION";
     case ErrorCode::invalid_config: return "INVALID_CONFIG";
+    case ErrorCode::coordinator_load_in_progress: return "COORDINATOR_LOAD_IN_PROGRESS";
+    case ErrorCode::not_coordinator: return "NOT_COORDINATOR";
+    case ErrorCode::illegal_generation: return "ILLEGAL_GENERATION";
+    case ErrorCode::inconsistent_group_protocol: return "INCONSISTENT_GROUP_PROTOCOL";
+    case ErrorCode::unknown_member_id: return "UNKNOWN_MEMBER_ID";
+    case ErrorCode::invalid_session_timeout: return "INVALID_SESSION_TIMEOUT";
+    case ErrorCode::rebalance_in_progress: return "REBALANCE_IN_PROGRESS";
+    case ErrorCode::group_max_size_reached: return "GROUP_MAX_SIZE_REACHED";
     case ErrorCode::unknown_server_error: return "UNKNOWN_SERVER_ERROR";
   }
   return "?";
@@ -43,6 +51,8 @@ bool is_retriable(ErrorCode e) {
     case ErrorCode::not_enough_replicas:
     case ErrorCode::not_enough_replicas_after_append:
     case ErrorCode::coordinator_not_available:
+    case ErrorCode::coordinator_load_in_progress:
+    case ErrorCode::not_coordinator:
     case ErrorCode::not_controller:
     case ErrorCode::fenced_leader_epoch:
     case ErrorCode::unknown_leader_epoch:

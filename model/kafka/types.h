@@ -76,6 +76,14 @@ enum class ErrorCode {
   broker_not_available,              // BROKER_NOT_AVAILABLE
   invalid_topic_exception,           // INVALID_TOPIC_EXCEPTION
   invalid_config,                    // INVALID_CONFIG
+  coordinator_load_in_progress,      // COORDINATOR_LOAD_IN_PROGRESS
+  not_coordinator,                   // NOT_COORDINATOR
+  illegal_generation,                // ILLEGAL_GENERATION
+  inconsistent_group_protocol,       // INCONSISTENT_GROUP_PROTOCOL
+  unknown_member_id,                 // UNKNOWN_MEMBER_ID
+  invalid_session_timeout,           // INVALID_SESSION_TIMEOUT
+  rebalance_in_progress,             // REBALANCE_IN_PROGRESS
+  group_max_size_reached,            // GROUP_MAX_SIZE_REACHED
   unknown_server_error,              // UNKNOWN_SERVER_ERROR
 };
 const char* to_string(ErrorCode e);

@@ -7,6 +7,8 @@ const char* api_name(const Request& r) {
       "LeaderAndIsr", "UpdateMetadata", "StopReplica", "ControlledShutdown",
       "Fetch",        "OffsetsForLeaderEpoch", "Produce", "Metadata",
       "ListOffsets",  "CreateTopics",   "FindCoordinator", "InitProducerId",
+      "JoinGroup",    "SyncGroup",      "Heartbeat",       "LeaveGroup",
+      "OffsetCommit", "OffsetFetch",
   };
   static_assert(std::size(names) == std::variant_size_v<Request>);
   return names[r.index()];

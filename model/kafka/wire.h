@@ -242,16 +242,113 @@ struct InitProducerIdResponse {
   int16_t producer_epoch = -1;
 };
 
+// --- consumer groups (kafka.coordinator.group.GroupCoordinator) -----------------------
+// Member metadata and assignments are opaque to the coordinator, as in Kafka:
+// the consumer protocol's subscription travels as `metadata` (the client
+// encodes it, see model/client/group.h); the assignment the leader computes
+// is carried as topic-partitions, which is what the consumer protocol's
+// bytes hold.
+
+struct JoinGroupProtocol {
+  std::string name;      // "range", "roundrobin"
+  std::string metadata;  // the subscription, opaque to the coordinator
+};
+struct JoinGroupRequest {
+  std::string group_id;
+  int32_t session_timeout_ms = 10000;
+  int32_t rebalance_timeout_ms = 300000;  // max.poll.interval.ms (KIP-62)
+  std::string member_id;                  // "" on the first join
+  std::string client_id;
+  std::string protocol_type = "consumer";
+  std::vector<JoinGroupProtocol> protocols;  // in the member's order of preference
+};
+struct JoinGroupMember {
+  std::string member_id;
+  std::string metadata;  // for the protocol the coordinator chose
+};
+struct JoinGroupResponse {
+  ErrorCode error = ErrorCode::none;
+  int32_t generation_id = -1;
+  std::string protocol_name;
+  std::string leader;  // the leader's member id
+  std::string member_id;
+  std::vector<JoinGroupMember> members;  // only in the leader's response
+};
+
+struct SyncGroupAssignment {
+  std::string member_id;
+  std::vector<TopicPartition> partitions;
+};
+struct SyncGroupRequest {
+  std::string group_id;
+  int32_t generation_id = -1;
+  std::string member_id;
+  std::vector<SyncGroupAssignment> assignments;  // only from the leader
+};
+struct SyncGroupResponse {
+  ErrorCode error = ErrorCode::none;
+  std::vector<TopicPartition> assignment;
+};
+
+struct HeartbeatRequest {
+  std::string group_id;
+  int32_t generation_id = -1;
+  std::string member_id;
+};
+struct HeartbeatResponse {
+  ErrorCode error = ErrorCode::none;
+};
+
+struct LeaveGroupRequest {
+  std::string group_id;
+  std::string member_id;
+};
+struct LeaveGroupResponse {
+  ErrorCode error = ErrorCode::none;
+};
+
+struct OffsetCommitPartition {
+  TopicPartition tp;
+  int64_t offset = -1;  // the next offset to consume
+};
+struct OffsetCommitRequest {
+  std::string group_id;
+  int32_t generation_id = -1;  // -1 with member "": a commit from outside the group's protocol
+  std::string member_id;
+  std::vector<OffsetCommitPartition> partitions;
+};
+struct OffsetCommitResponse {
+  std::vector<std::pair<TopicPartition, ErrorCode>> partitions;
+};
+
+struct OffsetFetchRequest {
+  std::string group_id;
+  std::vector<TopicPartition> partitions;
+};
+struct OffsetFetchPartition {
+  TopicPartition tp;
+  int64_t offset = -1;  // -1: nothing committed
+  ErrorCode error = ErrorCode::none;
+};
+struct OffsetFetchResponse {
+  ErrorCode error = ErrorCode::none;  // NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS ...
+  std::vector<OffsetFetchPartition> partitions;
+};
+
 using Request =
     std::variant<LeaderAndIsrRequest, UpdateMetadataRequest, StopReplicaRequest,
                  ControlledShutdownRequest, FetchRequest, OffsetsForLeaderEpochRequest,
                  ProduceRequest, MetadataRequest, ListOffsetsRequest, CreateTopicsRequest,
-                 FindCoordinatorRequest, InitProducerIdRequest>;
+                 FindCoordinatorRequest, InitProducerIdRequest, JoinGroupRequest,
+                 SyncGroupRequest, HeartbeatRequest, LeaveGroupRequest, OffsetCommitRequest,
+                 OffsetFetchRequest>;
 using Response =
     std::variant<LeaderAndIsrResponse, UpdateMetadataResponse, StopReplicaResponse,
                  ControlledShutdownResponse, FetchResponse, OffsetsForLeaderEpochResponse,
                  ProduceResponse, MetadataResponse, ListOffsetsResponse, CreateTopicsResponse,
-                 FindCoordinatorResponse, InitProducerIdResponse>;
+                 FindCoordinatorResponse, InitProducerIdResponse, JoinGroupResponse,
+                 SyncGroupResponse, HeartbeatResponse, LeaveGroupResponse, OffsetCommitResponse,
+                 OffsetFetchResponse>;
 
 // The API's name, as Kafka's request log prints it ("LeaderAndIsr", "Fetch" ...).
 const char* api_name(const Request& r);

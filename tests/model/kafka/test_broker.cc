@@ -218,7 +218,7 @@ TEST(KafkaBroker, IdempotentProducerRetriesAreDeduplicatedAndGapsRejected) {
     b.producer_id = init.producer_id;
     b.producer_epoch = init.producer_epoch;
     b.base_sequence = seq;
-    for (uint64_t v : values) b.records.push_back(Record{Offset{0}, LeaderEpoch{0}, 0, -1, -1, -1, v, 70});
+    for (uint64_t v : values) b.records.push_back(Record{Offset{0}, LeaderEpoch{0}, 0, -1, -1, -1, v, 70, {}});
     auto r = c.request(leader, ProduceRequest{-1, 30000, {b}});
     return std::get<ProduceResponse>(*r).partitions.at(0);
   };

@@ -181,13 +181,22 @@ TEST(KafkaLogRecord, EncodeDecodeRoundTrip) {
   plain.offset = Offset{0};
   plain.leader_epoch = LeaderEpoch{0};
   EXPECT_EQ(decode_record(encode_record(plain)), plain);
+
+  Record keyed = plain;  // a committed offset's key, with the bytes a group id may hold
+  keyed.key = std::string("o\x01grp,1\xff", 8);
+  EXPECT_EQ(encode_record(keyed), "0,0,0,-1,-1,-1,0,0,6f016772702c31ff");
+  EXPECT_EQ(decode_record(encode_record(keyed)), keyed);
 }
 
 TEST(KafkaLogRecord, DecodeRejectsAnythingMalformed) {
   const std::vector<std::string> bad = {
       "",
       "391,7,1700000000123,4001,3,17,42",        // seven fields
-      "391,7,1700000000123,4001,3,17,42,70,1",   // nine
+      "391,7,1700000000123,4001,3,17,42,70,1",   // a key of an odd number of digits
+      "391,7,1700000000123,4001,3,17,42,70,",    // an empty key
+      "391,7,1700000000123,4001,3,17,42,70,zz",  // a key that is not hexadecimal
+      "391,7,1700000000123,4001,3,17,42,70,6A",  // upper case, which encode never writes
+      "391,7,1700000000123,4001,3,17,42,70,61,62",  // ten fields
       "391,7,1700000000123,4001,3,17,42,",       // an empty field
       "391,7,1700000000123,4001,3,17,42,7x",     // trailing junk in a field
       "391,7,1700000000123,4001,3,17,42,70\n",   // trailing junk after the record
