@@ -54,6 +54,28 @@ void append_value_text(std::string& out, const TraceField::Value& v) {
 
 }  // namespace
 
+const TraceField::Value* TraceRecord::field(std::string_view key) const {
+  for (const TraceField& f : fields) {
+    if (f.key() == key) return &f.value();
+  }
+  return nullptr;
+}
+
+uint64_t Trace::add_observer(Observer o) {
+  const uint64_t handle = next_observer_++;
+  observers_.emplace_back(handle, std::move(o));
+  return handle;
+}
+
+void Trace::remove_observer(uint64_t handle) {
+  for (auto it = observers_.begin(); it != observers_.end(); ++it) {
+    if (it->first == handle) {
+      observers_.erase(it);
+      return;
+    }
+  }
+}
+
 void Trace::emit(std::string_view host, std::string_view process, std::string_view kind,
                  std::initializer_list<TraceField> fields) {
   buf_.clear();
@@ -90,6 +112,11 @@ void Trace::emit(std::string_view host, std::string_view process, std::string_vi
     }
     line += '\n';
     text_->write(line.data(), static_cast<std::streamsize>(line.size()));
+  }
+
+  if (!observers_.empty()) {
+    const TraceRecord record{*now_, host, process, kind, fields};
+    for (const auto& [_, observer] : observers_) observer(record);
   }
 }
 

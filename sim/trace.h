@@ -17,11 +17,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -55,8 +57,30 @@ class TraceField {
   Value value_;
 };
 
+// A record as an observer sees it: views into the emitter's arguments, valid
+// only during the call.
+struct TraceRecord {
+  Time time;
+  std::string_view host;
+  std::string_view process;
+  std::string_view kind;
+  std::initializer_list<TraceField> fields;
+  // The value of the first field named `key`, or null.
+  const TraceField::Value* field(std::string_view key) const;
+};
+
 class Trace {
  public:
+  // Sees every record as it is emitted (after it is hashed), in the order the
+  // observers were added. For recorders that want events the components put
+  // on record, across process restarts, without reaching into the
+  // components (a checker's recorder, say). An observer must not act
+  // on the simulation: it runs inside whichever component emitted.
+  using Observer = std::function<void(const TraceRecord&)>;
+  // Returns a handle for remove_observer.
+  uint64_t add_observer(Observer o);
+  void remove_observer(uint64_t handle);
+
   explicit Trace(const Time* now) : now_(now) {}
 
   // Where to write rendered records; null turns a rendering off.
@@ -77,6 +101,8 @@ class Trace {
   std::ostream* json_ = nullptr;
   std::ostream* text_ = nullptr;
   bool keep_lines_ = false;
+  std::vector<std::pair<uint64_t, Observer>> observers_;
+  uint64_t next_observer_ = 1;
   uint64_t hash_ = 0xcbf29ce484222325ULL;
   uint64_t records_ = 0;
   std::vector<std::string> lines_;

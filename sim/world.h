@@ -203,6 +203,8 @@ class World final : public NetworkHost {
   bool is_up(HostId h) const { return hosts_.at(h.value).up; }
   bool is_running(ProcessId p) const { return processes_.at(p.value)->alive_; }
   bool is_paused(ProcessId p) const { return processes_.at(p.value)->paused_; }
+  // How many times the process has started (its ProcessContext::incarnation).
+  uint64_t incarnation(ProcessId p) const { return processes_.at(p.value)->incarnation_; }
   // The live object of a running process, or null.
   Process* process(ProcessId p) const;
   template <typename T>

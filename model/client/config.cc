@@ -51,17 +51,34 @@
 //     (never commit) are errors: the model needs a finite timeout, and
 //     enable.auto.commit=false says "never commit" plainly.
 //   - linger.ms is an integer (librdkafka takes a fraction of a millisecond).
-//   - partitioner: librdkafka 1.5+ makes records without a key sticky (a new
-//     random partition every sticky.partitioning.linger.ms, default 10 ms)
-//     under random, consistent_random, murmur2_random and fnv1a_random; the
+//   - partitioner: librdkafka's names, each a key hash and a rule for records
+//     without a key (rdkafka_topic.c maps the names, rdkafka_msg.c has
+//     rd_kafka_msg_partitioner_*; KeyHash / NullKeyPartitioning in config.h):
+//       random             keys ignored; every record random
+//       consistent         CRC-32 of the key; no key: CRC-32 of zero bytes = 0,
+//                          so partition 0
+//       consistent_random  CRC-32 of the key; no key or an empty key: random
+//       murmur2            murmur2 of the key (Java's); no key: murmur2 of zero
+//                          bytes, 0x106e08d9, mod the partition count
+//       murmur2_random     murmur2 of the key; no key: random
+//       fnv1a              FNV-1a of the key; no key: FNV-1a of zero bytes made
+//                          positive, 0x7ee3623b, mod the partition count
+//       fnv1a_random       FNV-1a of the key; no key: random
+//     The fixed partitions are librdkafka's own: its partitioner functions are
+//     called with a NULL key and length 0, and rd_crc32 / rd_murmur2 / rd_fnv1a
+//     of zero bytes give those constants (rdmurmur2.c and rdfnv1a.c list them
+//     in their unit tests for "" and NULL). The partition is taken over the
+//     partition count, available or not, so records wait for that partition's
+//     leader. Since librdkafka 1.5 records without a key under random and the
+//     *_random partitioners are sticky: one random partition per topic until
+//     sticky.partitioning.linger.ms (default 10 ms) has passed
+//     (rd_kafka_msg_sticky_partition); consistent, murmur2 and fnv1a never are
+//     (rd_kafka_topic_conf_finalize sets random_partitioner for them). The
 //     model gives each such record a random available partition, which is
 //     what librdkafka does with sticky.partitioning.linger.ms=0 and close to
-//     it when records come further apart than 10 ms. Keyed records are always
-//     placed by murmur2 (the Java hash): which partition a key lands on does
-//     not matter to the model, only that it is always the same one.
-//     consistent, murmur2 and fnv1a put every record without a key on one
-//     partition, which NullKeyPartitioning cannot say yet: they are errors.
-//     The Java names sticky and round_robin are accepted.
+//     it when records come further apart than 10 ms. The Java names sticky
+//     (Java 2.4+, KIP-480) and round_robin (the DefaultPartitioner before
+//     2.4) are accepted and hash keys with murmur2, as Java does.
 //   - enable.idempotence=true, as librdkafka: acks must be all (set to all
 //     when not given), max.in.flight at most 5 (lowered to 5 when not given),
 //     retries at least 1 (set to 2147483647 when not given and below 1).
@@ -508,22 +525,29 @@ int16_t parse_acks(const Properties& props, const std::string& key, int16_t defa
   throw props.error(key, fmt::format("expected 0, 1, -1 or all, got '{}'", *v));
 }
 
-NullKeyPartitioning parse_partitioner(const Properties& props, NullKeyPartitioning default_value) {
+struct Partitioner {
+  KeyHash key_hash;
+  NullKeyPartitioning null_key;
+};
+
+Partitioner parse_partitioner(const Properties& props, Partitioner default_value) {
   const std::optional<std::string> v = props.get("partitioner");
   if (!v) return default_value;
-  // librdkafka's values (exact case, as librdkafka compares them), then Java's.
-  if (*v == "random" || *v == "consistent_random" || *v == "murmur2_random" ||
-      *v == "fnv1a_random") {
-    return NullKeyPartitioning::random;
-  }
-  if (*v == "sticky") return NullKeyPartitioning::sticky;
-  if (*v == "round_robin") return NullKeyPartitioning::round_robin;
-  if (*v == "consistent" || *v == "murmur2" || *v == "fnv1a") {
-    throw props.error("partitioner",
-                      fmt::format("putting every record without a key on one partition is not "
-                                  "modelled; expected one of random, consistent_random, "
-                                  "murmur2_random, fnv1a_random, sticky, round_robin, got '{}'",
-                                  *v));
+  // librdkafka's values (exact case, as librdkafka compares them with
+  // strcmp), then Java's.
+  static const std::vector<std::pair<std::string, Partitioner>> names = {
+      {"random", {KeyHash::none, NullKeyPartitioning::random}},
+      {"consistent", {KeyHash::crc32, NullKeyPartitioning::hashed}},
+      {"consistent_random", {KeyHash::crc32, NullKeyPartitioning::random}},
+      {"murmur2", {KeyHash::murmur2, NullKeyPartitioning::hashed}},
+      {"murmur2_random", {KeyHash::murmur2, NullKeyPartitioning::random}},
+      {"fnv1a", {KeyHash::fnv1a, NullKeyPartitioning::hashed}},
+      {"fnv1a_random", {KeyHash::fnv1a, NullKeyPartitioning::random}},
+      {"sticky", {KeyHash::murmur2, NullKeyPartitioning::sticky}},
+      {"round_robin", {KeyHash::murmur2, NullKeyPartitioning::round_robin}},
+  };
+  for (const auto& [name, p] : names) {
+    if (*v == name) return p;
   }
   throw props.error("partitioner",
                     fmt::format("expected one of random, consistent, consistent_random, murmur2, "
@@ -672,7 +696,9 @@ ProducerConfig parse_producer_config(const Properties& props, ProducerConfig def
   const std::string in_flight_key = key("max.in.flight");
   c.max_in_flight = get_int32(props, in_flight_key, c.max_in_flight, 1, 1000000, "requests");
   c.enable_idempotence = get_bool(props, "enable.idempotence", c.enable_idempotence);
-  c.null_key = parse_partitioner(props, c.null_key);
+  const Partitioner partitioner = parse_partitioner(props, {c.key_hash, c.null_key});
+  c.key_hash = partitioner.key_hash;
+  c.null_key = partitioner.null_key;
   c.metadata_max_age_ms =
       props.get_int("metadata.max.age.ms", c.metadata_max_age_ms, 1, 86400000, "milliseconds");
   c.reconnect_backoff_ms = get_int32(props, "reconnect.backoff.ms", c.reconnect_backoff_ms, 0,

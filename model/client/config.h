@@ -17,11 +17,27 @@
 
 namespace client {
 
+// The partitioner is two choices, as librdkafka's `partitioner` property
+// makes them (rdkafka_msg.c, rd_kafka_msg_partitioner_*; rdkafka_topic.c maps
+// the names): how a keyed record's key is hashed, and what happens to a
+// record without a key. See config.cc ("partitioner") for the names.
+//
+// How a keyed record picks its partition: hash(key) % partition count, over
+// every partition of the topic (available or not).
+enum class KeyHash {
+  crc32,    // consistent, consistent_random (librdkafka's default): rd_crc32, zlib's CRC-32
+  murmur2,  // murmur2, murmur2_random, the Java client and aiokafka: murmur2 & 0x7fffffff
+  fnv1a,    // fnv1a, fnv1a_random: 32-bit FNV-1a, made positive as Sarama does
+  none,     // random: the key is ignored, every record gets a random partition
+};
+
 // How a record without a key picks its partition.
 enum class NullKeyPartitioning {
-  random,      // a random partition among those with a leader (aiokafka, librdkafka's consistent_random)
+  random,      // a random partition among those with a leader (aiokafka, librdkafka's *_random)
   round_robin, // the next available partition (Java's DefaultPartitioner before 2.4)
   sticky,      // one partition until its batch is sent (KIP-480, Java 2.4+)
+  hashed,      // hashed as a key of zero bytes, so always one partition (librdkafka's
+               // consistent, murmur2, fnv1a): see null_key_partition() in producer.h
 };
 
 struct BootstrapServer {
@@ -41,6 +57,7 @@ struct ProducerConfig {
   int32_t batch_size = 1000000;             // batch.size (bytes)
   int32_t max_in_flight = 1000000;          // max.in.flight / max.in.flight.requests.per.connection
   bool enable_idempotence = false;          // enable.idempotence
+  KeyHash key_hash = KeyHash::crc32;                           // partitioner (see config.cc)
   NullKeyPartitioning null_key = NullKeyPartitioning::random;  // partitioner (see config.cc)
   int64_t metadata_max_age_ms = 900000;     // metadata.max.age.ms
   int32_t reconnect_backoff_ms = 100;       // reconnect.backoff.ms

@@ -139,15 +139,21 @@ void Consumer::fetch_from(BrokerId leader) {
   req.max_wait_ms = config_.fetch_wait_max_ms;
   req.min_bytes = config_.fetch_min_bytes;
   req.max_bytes = config_.fetch_max_bytes;
+  // The offset each partition was fetched from: an answer for a partition
+  // whose position has moved since (a seek, a new assignment) is stale and
+  // dropped, as the Java client's Fetcher drops it.
+  std::map<TopicPartition, int64_t> fetched_from;
   for (const TopicPartition& tp : assigned_) {
     const auto l = metadata_.leader(tp);
     auto pos = positions_.find(tp);
     if (!l || *l != leader || pos == positions_.end()) continue;
     req.partitions.push_back({tp, kafka::Offset{pos->second}, kafka::LeaderEpoch{-1}, kafka::Offset{-1}});
+    fetched_from[tp] = pos->second;
   }
   if (req.partitions.empty()) return;
   fetching_.insert(leader);
-  net_.send(leader, *address, std::move(req), [this, leader](kafka::SendError e, const kafka::Response* r) {
+  net_.send(leader, *address, std::move(req),
+            [this, leader, fetched_from = std::move(fetched_from)](kafka::SendError e, const kafka::Response* r) {
     fetching_.erase(leader);
     const auto* resp = r == nullptr ? nullptr : std::get_if<kafka::FetchResponse>(r);
     if (e != kafka::SendError::none || resp == nullptr) {
@@ -159,6 +165,7 @@ void Consumer::fetch_from(BrokerId leader) {
     for (const kafka::FetchPartitionResponse& p : resp->partitions) {
       auto pos = positions_.find(p.tp);
       if (pos == positions_.end() || assigned_.count(p.tp) == 0) continue;
+      if (auto from = fetched_from.find(p.tp); from == fetched_from.end() || from->second != pos->second) continue;
       switch (p.error) {
         case ErrorCode::none:
           for (const kafka::Record& rec : p.records) {

@@ -54,6 +54,9 @@ class Consumer {
   void seek(const kafka::TopicPartition& tp, int64_t offset);
   std::optional<int64_t> position(const kafka::TopicPartition& tp) const;
   const std::set<kafka::TopicPartition>& assignment() const { return assigned_; }
+  // The consumer's view of the cluster (a group member asks it for a broker
+  // to find its coordinator at and for the partition counts it assigns).
+  Metadata& metadata() { return metadata_; }
 
   bool on_connected(sim::SocketId s) { return net_.on_connected(s); }
   bool on_connect_failed(sim::SocketId s, sim::ConnectError e) { return net_.on_connect_failed(s, e); }

@@ -1,5 +1,7 @@
 #include "model/client/lab.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace client {
@@ -12,7 +14,8 @@ ProducerConfig lab_producer_defaults() {
   c.retries = 0;                   // the script retries, not the client
   c.linger_ms = 0;                 // aiokafka's linger_ms
   c.max_in_flight = 5;
-  c.null_key = NullKeyPartitioning::random;
+  c.key_hash = KeyHash::murmur2;    // aiokafka's DefaultPartitioner: Java's murmur2 for keys
+  c.null_key = NullKeyPartitioning::random;  // ... and a random available partition without one
   c.client_id = "aiokafka";
   return c;
 }
@@ -32,52 +35,40 @@ ConsumerConfig lab_consumer_defaults() {
 LabProducer::LabProducer(ProducerConfig config, LabOptions options, check::History* history)
     : config_(std::move(config)), options_(std::move(options)), history_(history) {}
 
-void LabProducer::record(check::OpType type, check::OpFunction f, int32_t partition, int64_t offset,
-                         const std::string& error) {
-  if (history_ == nullptr) return;
-  check::Op op;
-  op.time_us = ctx().now().us();
-  op.process = history_->process(ctx().name());
-  op.type = type;
-  op.f = f;
-  op.topic = history_->intern(options_.topic);
-  op.partition = partition;
-  op.offset = offset;
-  op.value = value_;
-  op.producer = op.process;
-  op.error = history_->intern(error);
-  history_->add(op);
-}
-
 void LabProducer::on_start() {
+  recorder_ = OpRecorder(history_, ctx().name());
+  recorder_.note_start(ctx().now().us(), ctx().incarnation());
   producer_ = std::make_unique<Producer>(ctx(), config_, this);
-  value_ = 0;  // itertools.count(0): a restarted script starts over
+  generation_ = ctx().incarnation() - 1;
+  value_ = 0;  // itertools.count(0): a restarted script starts over (in a new generation)
   try_ = 0;
   send_current();
 }
 
 void LabProducer::on_client_event(const std::string& event, int32_t node) {
-  record(check::OpType::info, check::OpFunction::connect, -1, -1, fmt::format("{} node={}", event, node));
+  recorder_.connect(ctx().now().us(), event, node);
 }
 
 void LabProducer::send_current() {
-  record(check::OpType::invoke, check::OpFunction::send, -1, -1, "");
-  producer_->send(options_.topic, std::nullopt, value_, options_.value_size,
-                  [this](const DeliveryReport& r) {
+  // Each try is a new invoke of the same value (checkers.h): the script
+  // calls send_and_wait again.
+  const uint64_t value = wire_value();
+  recorder_.send_invoke(ctx().now().us(), options_.topic, value);
+  producer_->send(options_.topic, std::nullopt, value, options_.value_size,
+                  [this, value](const DeliveryReport& r) {
+                    recorder_.send_done(ctx().now().us(), options_.topic, value, r);
                     if (r.outcome == Outcome::ok) {
-                      record(check::OpType::ok, check::OpFunction::send, r.partition, r.offset, "");
                       ++acknowledged_;
                       ++value_;
                       try_ = 0;
                       ctx().after(options_.pause, [this] { send_current(); });
                       return;
                     }
-                    record(r.outcome == Outcome::fail ? check::OpType::fail : check::OpType::info,
-                           check::OpFunction::send, r.partition, -1, r.error);
                     ctx().trace("unable_to_send", {{"value", value_}, {"error", r.error}, {"try", try_ + 1}});
                     if (++try_ >= options_.tries) {
                       // `if i == 4: raise`: the script dies.
-                      record(check::OpType::info, check::OpFunction::exit, -1, -1, r.error);
+                      recorder_.exit(ctx().now().us(), r.error,
+                                     fmt::format("gave up after {} tries", try_));
                       ctx().trace("gave_up", {{"value", value_}, {"tries", try_}});
                       ctx().exit();
                       return;
@@ -92,41 +83,32 @@ LabConsumer::LabConsumer(ConsumerConfig config, LabOptions options, check::Histo
     : config_(std::move(config)), options_(std::move(options)), history_(history) {}
 
 void LabConsumer::on_start() {
+  recorder_ = OpRecorder(history_, ctx().name());
+  recorder_.note_start(ctx().now().us(), ctx().incarnation());
   consumer_ = std::make_unique<Consumer>(ctx(), config_, *this);
+  poll_ = std::make_unique<PollLoop>(
+      ctx(), recorder_, PollLoop::Options{options_.poll_timeout, 500, options_.topic},
+      [this](const std::vector<ConsumedRecord>& records) { on_polled(records); });
   consumer_->assign_topic(options_.topic);
+  poll_->start();
 }
 
 void LabConsumer::on_client_event(const std::string& event, int32_t node) {
-  if (history_ == nullptr) return;
-  check::Op op;
-  op.time_us = ctx().now().us();
-  op.process = history_->process(ctx().name());
-  op.type = check::OpType::info;
-  op.f = check::OpFunction::connect;
-  op.error = history_->intern(fmt::format("{} node={}", event, node));
-  history_->add(op);
+  recorder_.connect(ctx().now().us(), event, node);
 }
 
 void LabConsumer::on_fetch_error(const kafka::TopicPartition& tp, const std::string& error) {
+  // The fetcher handles these itself (a new leader, a reset position);
+  // aiokafka's iterator does not raise them to the script.
   ctx().trace("fetch_error", {{"partition", kafka::to_string(tp)}, {"error", error}});
 }
 
-void LabConsumer::on_records(const std::vector<ConsumedRecord>& records) {
+void LabConsumer::on_records(const std::vector<ConsumedRecord>& records) { poll_->add(records); }
+
+void LabConsumer::on_polled(const std::vector<ConsumedRecord>& records) {
   for (const ConsumedRecord& r : records) {
-    if (history_ != nullptr) {
-      check::Op op;
-      op.time_us = ctx().now().us();
-      op.process = history_->process(ctx().name());
-      op.type = check::OpType::ok;
-      op.f = check::OpFunction::poll;
-      op.topic = history_->intern(r.tp.topic);
-      op.partition = r.tp.partition;
-      op.offset = r.offset;
-      op.value = r.value;
-      history_->add(op);
-    }
-    // consumer.py, line by line.
-    const uint64_t value = r.value;
+    // consumer.py, line by line, over the number the script parses.
+    const uint64_t value = lab_script_value(r.value);
     value_ = value;
     const int64_t next_missing_position =
         std::max<int64_t>(missing_position_, static_cast<int64_t>(std::max(expected_value_, value)));

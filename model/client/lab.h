@@ -15,7 +15,21 @@
 // `multiple`, `expected_value` and `value` exactly as the script does, and
 // able to print its tqdm status line.
 //
-// Both record what they do in the run's history (model/check/history.h).
+// Both record what they do in the run's history (model/check/history.h) in
+// the shapes model/check/checkers.h lists, through workload.h: the producer
+// a send invoke per try and its ok / fail / info, a connect info op per
+// connection error its client logs, and an exit info op when it gives up;
+// the consumer a poll loop (workload.h's PollLoop, timing out empty after
+// aiokafka's fetch_max_wait_ms, 500 ms) whose every ok pairs with an invoke.
+// A harness that kills either records its exit (client::record_exit).
+//
+// Values. producer.py sends str(i) for i = 0, 1, 2 ...; a restarted script
+// starts at 0 again. A value in the history must name one message
+// (checkers.h), so the wire value carries which start of the script sent it
+// (the process's incarnation - 1) in bits 40 and up: lab_value(g, i) =
+// g << 40 | i. The first run's values are the script's own numbers, and
+// LabConsumer computes consumer.py's missing / multiple over the low bits,
+// which is what the script sees when it parses the decimal string.
 #pragma once
 
 #include <map>
@@ -26,6 +40,7 @@
 #include "model/check/history.h"
 #include "model/client/consumer.h"
 #include "model/client/producer.h"
+#include "model/client/workload.h"
 
 namespace client {
 
@@ -34,7 +49,17 @@ struct LabOptions {
   int32_t tries = 5;
   sim::Duration pause = sim::Duration::millis(10);
   int32_t value_size = 75;  // bytes a one-record batch of a short decimal value takes
+  // The consumer's poll loop: an empty poll after this long without records
+  // (aiokafka's fetch_max_wait_ms, the long poll its fetcher waits).
+  sim::Duration poll_timeout = sim::Duration::millis(500);
 };
+
+inline constexpr int kLabGenerationShift = 40;
+inline constexpr uint64_t kLabCounterMask = (uint64_t{1} << kLabGenerationShift) - 1;
+// The wire value of number `i` sent by start `generation` (0 = the first).
+inline uint64_t lab_value(uint64_t generation, uint64_t i) { return (generation << kLabGenerationShift) | i; }
+// The number the scripts see: the low bits.
+inline uint64_t lab_script_value(uint64_t value) { return value & kLabCounterMask; }
 
 // aiokafka's producer defaults with the script's request_timeout_ms.
 ProducerConfig lab_producer_defaults();
@@ -52,17 +77,20 @@ class LabProducer final : public sim::Process, public ClientListener {
   void on_client_event(const std::string& event, int32_t node) override;
 
   uint64_t acknowledged() const { return acknowledged_; }
+  // The script's next number (its `i`).
   uint64_t next_value() const { return value_; }
+  // The wire value of the script's current number.
+  uint64_t wire_value() const { return lab_value(generation_, value_); }
 
  private:
   void send_current();
-  void record(check::OpType type, check::OpFunction f, int32_t partition, int64_t offset,
-              const std::string& error);
 
   ProducerConfig config_;
   LabOptions options_;
   check::History* history_;
+  OpRecorder recorder_;
   std::unique_ptr<Producer> producer_;
+  uint64_t generation_ = 0;
   uint64_t value_ = 0;
   int32_t try_ = 0;
   uint64_t acknowledged_ = 0;
@@ -88,12 +116,17 @@ class LabConsumer final : public sim::Process, public ConsumerListener {
   uint64_t received() const { return received_; }
   // "missing=[] multiple=[] expected_value=320 value=320: : 321it"
   std::string status_line() const;
+  const PollLoop& poll_loop() const { return *poll_; }
 
  private:
+  void on_polled(const std::vector<ConsumedRecord>& records);
+
   ConsumerConfig config_;
   LabOptions options_;
   check::History* history_;
+  OpRecorder recorder_;
   std::unique_ptr<Consumer> consumer_;
+  std::unique_ptr<PollLoop> poll_;
   std::set<uint64_t> missing_;
   int64_t missing_position_ = -1;
   std::map<uint64_t, uint64_t> multiple_;  // value -> times seen beyond the first

@@ -51,6 +51,47 @@ uint32_t murmur2(const std::string& key) {
   return h & 0x7fffffffu;  // Utils.toPositive
 }
 
+uint32_t crc32(const std::string& key) {
+  // Bit by bit over the reflected polynomial: keys are short.
+  uint32_t crc = 0xffffffffu;
+  for (const char c : key) {
+    crc ^= static_cast<uint32_t>(static_cast<unsigned char>(c));
+    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+  }
+  return crc ^ 0xffffffffu;
+}
+
+uint32_t fnv1a(const std::string& key) {
+  uint32_t h = 0x811c9dc5u;  // the 32-bit offset basis
+  for (const char c : key) {
+    h ^= static_cast<uint32_t>(static_cast<unsigned char>(c));
+    h *= 0x01000193u;  // the 32-bit FNV prime
+  }
+  // librdkafka reads the hash as int32 and negates it when negative; in
+  // unsigned arithmetic that is 2^32 - h (INT32_MIN stays itself).
+  if ((h & 0x80000000u) != 0) h = 0u - h;
+  return h;
+}
+
+int32_t key_partition(KeyHash hash, const std::string& key, int32_t partition_count) {
+  SIM_ASSERT(partition_count > 0, "key_partition over {} partitions", partition_count);
+  const uint32_t n = static_cast<uint32_t>(partition_count);
+  switch (hash) {
+    case KeyHash::crc32: return static_cast<int32_t>(crc32(key) % n);
+    case KeyHash::murmur2: return static_cast<int32_t>(murmur2(key) % n);
+    case KeyHash::fnv1a: return static_cast<int32_t>(fnv1a(key) % n);
+    case KeyHash::none: break;
+  }
+  SIM_ASSERT(false, "key_partition without a key hash");
+  return 0;
+}
+
+int32_t null_key_partition(KeyHash hash, int32_t partition_count) {
+  // librdkafka calls the partitioner with key NULL and length 0: the hash of
+  // zero bytes.
+  return key_partition(hash, std::string(), partition_count);
+}
+
 Producer::Producer(sim::ProcessContext& ctx, ProducerConfig config, ClientListener* listener)
     : ctx_(ctx),
       config_(std::move(config)),
@@ -85,7 +126,18 @@ std::optional<int32_t> Producer::choose_partition(const std::string& topic,
                                                   const std::optional<std::string>& key) {
   const int32_t n = metadata_.partition_count(topic);
   if (n <= 0) return std::nullopt;
-  if (key) return static_cast<int32_t>(murmur2(*key) % static_cast<uint32_t>(n));
+  // A keyed record is hashed, unless the partitioner ignores keys (random)
+  // or, under consistent_random, the key is empty (rd_kafka_msg_partitioner
+  // treats it like no key).
+  const bool hashed_key = key && config_.key_hash != KeyHash::none &&
+                          !(key->empty() && config_.key_hash == KeyHash::crc32 &&
+                            config_.null_key != NullKeyPartitioning::hashed);
+  if (hashed_key) return key_partition(config_.key_hash, *key, n);
+  if (config_.null_key == NullKeyPartitioning::hashed) {
+    // Over every partition, available or not: the record waits for that
+    // partition's leader, as in librdkafka.
+    return null_key_partition(config_.key_hash, n);
+  }
   std::vector<int32_t> available = partitions(topic);
   if (available.empty()) {
     for (int32_t p = 0; p < n; ++p) available.push_back(p);
@@ -95,6 +147,8 @@ std::optional<int32_t> Producer::choose_partition(const std::string& topic,
       return ctx_.rng().pick(available);
     case NullKeyPartitioning::round_robin:
       return available[round_robin_[topic]++ % available.size()];
+    case NullKeyPartitioning::hashed:
+      break;  // handled above
     case NullKeyPartitioning::sticky: {
       auto it = sticky_.find(topic);
       if (it != sticky_.end() &&

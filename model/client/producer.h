@@ -142,5 +142,19 @@ class Producer {
 // Java's murmur2 of a key's bytes, made positive (Utils.toPositive), as the
 // Java client's and librdkafka's murmur2 partitioners use it.
 uint32_t murmur2(const std::string& key);
+// CRC-32 (IEEE 802.3, zlib's crc32) of a key's bytes: librdkafka's rd_crc32,
+// which its consistent and consistent_random partitioners use.
+uint32_t crc32(const std::string& key);
+// 32-bit FNV-1a of a key's bytes, made positive as librdkafka's rd_fnv1a does
+// (the absolute value of the hash read as int32, Sarama's NewHashPartitioner).
+uint32_t fnv1a(const std::string& key);
+// The partition `key` maps to under `hash` among `partition_count` partitions
+// (hash % count, as librdkafka's partitioners compute it). `hash` must not
+// be KeyHash::none; partition_count > 0.
+int32_t key_partition(KeyHash hash, const std::string& key, int32_t partition_count);
+// Where librdkafka's consistent, murmur2 and fnv1a partitioners put every
+// record without a key: the hash of zero bytes, mod the partition count
+// (consistent: always 0; murmur2: 0x106e08d9 % n; fnv1a: 0x7ee3623b % n).
+int32_t null_key_partition(KeyHash hash, int32_t partition_count);
 
 }  // namespace client

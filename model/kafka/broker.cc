@@ -33,17 +33,6 @@ const sim::Duration kInitialTaskDelay = sim::Duration::seconds(30);
 // ProducerIdManager claims blocks of this many ids.
 constexpr int64_t kProducerIdBlockSize = 1000;
 
-// GroupMetadataManager.partitionFor: Utils.abs(groupId.hashCode) modulo the
-// partition count, where hashCode is java.lang.String's (over the bytes of
-// an ASCII group id) and Utils.abs maps Integer.MIN_VALUE to 0.
-int32_t group_partition(const std::string& key, int32_t partitions) {
-  uint32_t h = 0;
-  for (unsigned char c : key) h = 31 * h + c;
-  const int64_t signed_hash = static_cast<int32_t>(h);
-  const int64_t abs = signed_hash == INT32_MIN ? 0 : (signed_hash < 0 ? -signed_hash : signed_hash);
-  return static_cast<int32_t>(abs % partitions);
-}
-
 bool valid_topic_name(const std::string& t) {
   if (t.empty() || t.size() > 249 || t == "." || t == "..") return false;
   return std::all_of(t.begin(), t.end(), [](char c) {
@@ -85,6 +74,14 @@ void Broker::on_start() {
   ctx().trace("broker_starting", {{"broker", config_.broker_id},
                                   {"version", to_string(config_.version)}});
   load_logs();
+  GroupCoordinator::Environment groups;
+  groups.ctx = &ctx();
+  groups.config = &config_;
+  groups.find_partition = [this](const TopicPartition& tp) { return find_partition(tp); };
+  groups.append = [this](const TopicPartition& tp, std::vector<Record> records) {
+    return append_to_offsets_partition(tp, std::move(records));
+  };
+  group_coordinator_ = std::make_unique<GroupCoordinator>(std::move(groups));
   std::set<uint16_t> ports;
   for (const Listener& l : config_.listeners) ports.insert(l.port);
   for (uint16_t port : ports) ctx().listen(port);
@@ -526,6 +523,20 @@ void Broker::handle(const Request& request, Reply reply) {
           handle_find_coordinator(r, std::move(reply));
         } else if constexpr (std::is_same_v<T, InitProducerIdRequest>) {
           handle_init_producer_id(r, std::move(reply));
+        } else if constexpr (std::is_same_v<T, JoinGroupRequest>) {
+          group_coordinator_->handle_join_group(r, std::move(reply));
+        } else if constexpr (std::is_same_v<T, SyncGroupRequest>) {
+          group_coordinator_->handle_sync_group(r, std::move(reply));
+        } else if constexpr (std::is_same_v<T, HeartbeatRequest>) {
+          group_coordinator_->handle_heartbeat(r, std::move(reply));
+        } else if constexpr (std::is_same_v<T, LeaveGroupRequest>) {
+          group_coordinator_->handle_leave_group(r, std::move(reply));
+        } else if constexpr (std::is_same_v<T, OffsetCommitRequest>) {
+          group_coordinator_->handle_offset_commit(r, std::move(reply));
+        } else if constexpr (std::is_same_v<T, OffsetFetchRequest>) {
+          group_coordinator_->handle_offset_fetch(r, std::move(reply));
+        } else {
+          static_assert(!sizeof(T*), "a request without a handler");
         }
       },
       request);
@@ -604,6 +615,8 @@ void Broker::apply_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply) {
                                     {"log_end", p.log().log_end().value},
                                     {"hw", p.high_watermark().value}});
       on_partition_progress(s.tp);
+      // GroupCoordinator.onElection: load the groups of this partition.
+      if (s.tp.topic == kOffsetsTopic) group_coordinator_->on_become_leader(s.tp.partition);
     } else {
       p.make_follower(s);
       ctx().trace("become_follower", {{"partition", to_string(s.tp)},
@@ -612,6 +625,8 @@ void Broker::apply_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply) {
                                       {"log_end", p.log().log_end().value}});
       // Produce requests waiting here can no longer complete.
       on_partition_progress(s.tp);
+      // GroupCoordinator.onResignation: unload its groups.
+      if (s.tp.topic == kOffsetsTopic) group_coordinator_->on_resign(s.tp.partition);
       become_follower(p, r.live_leaders);
     }
     resp.partitions.emplace_back(s.tp, ErrorCode::none);
@@ -644,6 +659,7 @@ void Broker::handle_stop_replica(const StopReplicaRequest& r, Reply reply) {
   for (const TopicPartition& tp : r.partitions) {
     stop_fetching(tp);
     ctx().trace("stop_replica", {{"partition", to_string(tp)}, {"delete", r.delete_partitions}});
+    if (tp.topic == kOffsetsTopic) group_coordinator_->on_resign(tp.partition);
     if (r.delete_partitions) {
       auto it = partitions_.find(tp);
       if (it != partitions_.end()) {
@@ -776,6 +792,21 @@ void Broker::on_partition_progress(const TopicPartition& tp) {
   }
   for (uint64_t id : produces) try_complete_produce(id, false);
   for (uint64_t id : fetches) try_complete_fetch(id, false);
+  if (tp.topic == kOffsetsTopic && group_coordinator_) group_coordinator_->on_partition_progress(tp);
+}
+
+Offset Broker::append_to_offsets_partition(const TopicPartition& tp, std::vector<Record> records) {
+  // ReplicaManager.appendRecords for an internal topic, as handle_produce
+  // appends a batch without a producer id.
+  Partition* p = find_partition(tp);
+  SIM_ASSERT(p != nullptr && p->is_leader(), "append to {} which this broker does not lead",
+             to_string(tp));
+  if (!records.empty()) {
+    p->log().append_as_leader(std::move(records), p->leader_epoch(), ctx().now().us() / 1000);
+    p->maybe_increment_high_watermark();
+    on_partition_progress(tp);
+  }
+  return p->log().log_end();
 }
 
 void Broker::maybe_expand_isr(Partition& p) {
@@ -1264,7 +1295,7 @@ void Broker::handle_create_topics(const CreateTopicsRequest& r, Reply reply) {
 
 void Broker::handle_find_coordinator(const FindCoordinatorRequest& r, Reply reply) {
   const int32_t n = config_.offsets_topic_num_partitions;
-  const TopicPartition tp{kOffsetsTopic, group_partition(r.key, n)};
+  const TopicPartition tp{kOffsetsTopic, offsets_partition_for(r.key, n)};
   auto it = metadata_.partitions.find(tp);
   if (it == metadata_.partitions.end()) {
     bool any = false;

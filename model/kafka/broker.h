@@ -17,7 +17,10 @@
 //   OffsetsForLeaderEpoch from followers (KIP-101/279);
 //   Produce with acks 0 / 1 / all, min.insync.replicas, idempotent producers;
 //   Metadata (auto-creating topics), ListOffsets, CreateTopics (controller
-//   only), FindCoordinator (creating __consumer_offsets), InitProducerId.
+//   only), FindCoordinator (creating __consumer_offsets), InitProducerId;
+//   JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch
+//   to the group coordinator (group_coordinator.h), which owns the groups of
+//   the __consumer_offsets partitions this broker leads.
 //   ControlledShutdown when this broker is the controller.
 //
 // Background tasks, on Kafka's schedules: ISR expiry every
@@ -39,6 +42,7 @@
 
 #include "model/kafka/config.h"
 #include "model/kafka/controller.h"
+#include "model/kafka/group_coordinator.h"
 #include "model/kafka/network_client.h"
 #include "model/kafka/partition.h"
 #include "model/kafka/wire.h"
@@ -79,6 +83,8 @@ class Broker final : public sim::Process {
     std::map<TopicPartition, PartitionState> partitions;
   };
   const MetadataCache& metadata() const { return metadata_; }
+  // The consumer-group coordinator (null before start).
+  const GroupCoordinator* group_coordinator() const { return group_coordinator_.get(); }
 
  private:
   // --- ZooKeeper ------------------------------------------------------------------
@@ -115,6 +121,11 @@ class Broker final : public sim::Process {
   void handle_create_topics(const CreateTopicsRequest& r, Reply reply);
   void handle_find_coordinator(const FindCoordinatorRequest& r, Reply reply);
   void handle_init_producer_id(const InitProducerIdRequest& r, Reply reply);
+
+  // The group coordinator's writes to __consumer_offsets, as the leader:
+  // offsets assigned, high watermark and waiting fetches updated. Returns
+  // the log end offset after them.
+  Offset append_to_offsets_partition(const TopicPartition& tp, std::vector<Record> records);
 
   // Writes /config/topics/<t> and /brokers/topics/<t> (AdminZkClient.createTopic).
   void create_topic(const NewTopic& topic, std::function<void(ErrorCode, std::string)> done);
@@ -196,6 +207,8 @@ class Broker final : public sim::Process {
   std::unique_ptr<Controller> controller_;
   std::vector<std::unique_ptr<Controller>> old_controllers_;
   ControllerEpoch controller_epoch_{-1};
+
+  std::unique_ptr<GroupCoordinator> group_coordinator_;
 
   MetadataCache metadata_;
   std::map<TopicPartition, std::unique_ptr<Partition>> partitions_;

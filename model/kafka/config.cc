@@ -161,7 +161,6 @@ constexpr KeyRule kBrokerRules[] = {
     {.key = "connections.max.idle.ms", .kind = Kind::integer, .min = -1, .max = kMaxInt64},
     {.key = "delete.topic.enable", .kind = Kind::boolean},
     {.key = "fetch.purgatory.purge.interval.requests", .kind = Kind::integer},
-    {.key = "group.max.size", .kind = Kind::integer, .min = 1},
     {.key = "inter.broker.protocol.version", .kind = Kind::text},
     {.key = "kafka.metrics.polling.interval.secs", .kind = Kind::integer, .min = 1},
     {.key = "kafka.metrics.reporters", .kind = Kind::text},
@@ -196,8 +195,6 @@ constexpr KeyRule kBrokerRules[] = {
     {.key = "num.replica.alter.log.dirs.threads", .kind = Kind::integer, .min = 1},
     {.key = "num.replica.fetchers", .kind = Kind::integer, .min = 1},
     {.key = "offset.metadata.max.bytes", .kind = Kind::integer},
-    {.key = "offsets.commit.required.acks", .kind = Kind::integer, .min = -1, .max = kMaxInt16},
-    {.key = "offsets.commit.timeout.ms", .kind = Kind::integer, .min = 1},
     {.key = "offsets.load.buffer.size", .kind = Kind::integer, .min = 1},
     {.key = "offsets.retention.check.interval.ms",
      .kind = Kind::integer,
@@ -338,6 +335,7 @@ const std::vector<std::string>& broker_keys_with_effect() {
       "default.replication.factor",
       "group.initial.rebalance.delay.ms",
       "group.max.session.timeout.ms",
+      "group.max.size",
       "group.min.session.timeout.ms",
       "inter.broker.listener.name",
       "kafkasim.truncation",
@@ -360,6 +358,8 @@ const std::vector<std::string>& broker_keys_with_effect() {
       "log.segment.bytes",
       "min.insync.replicas",
       "num.partitions",
+      "offsets.commit.required.acks",
+      "offsets.commit.timeout.ms",
       "offsets.retention.minutes",
       "offsets.topic.num.partitions",
       "offsets.topic.replication.factor",
@@ -934,6 +934,12 @@ BrokerConfig parse_broker_config(const Properties& props, VersionProfile version
   c.group_max_session_timeout_ms = int32("group.max.session.timeout.ms",
                                          c.group_max_session_timeout_ms, 1, kMaxInt32,
                                          "milliseconds");
+  c.group_max_size = int32("group.max.size", c.group_max_size, 1, kMaxInt32, "members");
+  c.offsets_commit_timeout_ms = int32("offsets.commit.timeout.ms", c.offsets_commit_timeout_ms, 1,
+                                      kMaxInt32, "milliseconds");
+  // KafkaConfig: atLeast(-1); the coordinator waits for the ISR only with -1.
+  c.offsets_commit_required_acks = static_cast<int16_t>(props.get_int(
+      "offsets.commit.required.acks", c.offsets_commit_required_acks, -1, kMaxInt16, "acks"));
   // Kafka does not check this, but no consumer could then join a group.
   if (c.group_min_session_timeout_ms > c.group_max_session_timeout_ms) {
     throw props.error(props.has("group.min.session.timeout.ms") ? "group.min.session.timeout.ms"

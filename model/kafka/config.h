@@ -90,6 +90,9 @@ struct BrokerConfig {
   int32_t group_initial_rebalance_delay_ms = 3000;
   int32_t group_min_session_timeout_ms = 6000;
   int32_t group_max_session_timeout_ms = 1800000;  // 300000 before 2.3 (KIP-345)
+  int32_t group_max_size = 2147483647;             // group.max.size (KIP-389, 2.2)
+  int32_t offsets_commit_timeout_ms = 5000;        // offsets.commit.timeout.ms
+  int16_t offsets_commit_required_acks = -1;       // offsets.commit.required.acks
   int32_t transaction_state_log_replication_factor = 3;  // accepted, not modelled
   // A simulation-only what-if, not a Kafka key: "kafkasim.truncation" =
   // leader-epoch (default) | high-watermark.

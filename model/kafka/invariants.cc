@@ -33,6 +33,7 @@ void Invariants::check() {
       }
       max_controller_epoch_ = std::max(max_controller_epoch_, ctl->epoch().value);
     }
+    const uint64_t incarnation = world_.incarnation(proc);
     for (const auto& [tp, owned] : b->partition_map()) {
       const Partition* p = owned.get();
       if (!p->is_leader()) continue;
@@ -50,8 +51,15 @@ void Invariants::check() {
         // the follower gave up on can still arrive after a heal (the kernel
         // delivers what was sent before the socket was closed) and report an
         // old offset, as it would to a real broker.
+        // "Incarnation" is the process's, not its broker epoch: a broker
+        // whose ZooKeeper session expired registers again with a new broker
+        // epoch (KafkaController.processRegisterBrokerAndReelect) but keeps
+        // its partitions, high watermarks and followers' states
+        // (Partition.makeLeader resets those only in a new leader epoch), so
+        // what it heard before the new registration still counts.
         int64_t& heard = heard_[{id, tp, r}];
-        const std::pair<int64_t, int64_t> when{b->broker_epoch(), p->leader_epoch().value};
+        const std::pair<int64_t, int64_t> when{static_cast<int64_t>(incarnation),
+                                               p->leader_epoch().value};
         auto& heard_when = heard_when_[{id, tp, r}];
         if (heard_when != when) {
           heard_when = when;
@@ -71,7 +79,6 @@ void Invariants::check() {
       // A restarted broker may lead again in the same leader epoch (the
       // controller saw no change) from its checkpointed high watermark.
       auto& [epoch, hw] = hw_[{id, tp}];
-      const int64_t incarnation = b->broker_epoch();
       auto& last_incarnation = incarnations_[{id, tp}];
       if (last_incarnation != incarnation) {
         last_incarnation = incarnation;

@@ -11,11 +11,12 @@
 //    newest controller;
 //  - at a broker that leads a partition: it is in the ISR, the ISR is a
 //    subset of the replicas, the high watermark is at most its log end and
-//    never goes down while it leads in one leader epoch of one incarnation,
-//    and (with truncation by leader epoch) never passes the highest log end
-//    offset it has heard from an ISR member in that epoch (a stale fetch,
-//    delivered late after a partition heals, may report a lower one, as it
-//    can to a real broker).
+//    never goes down while it leads in one leader epoch of one incarnation
+//    (a start of the process; a new ZooKeeper session and broker epoch is
+//    not one), and (with truncation by leader epoch) never passes the
+//    highest log end offset it has heard from an ISR member in that epoch
+//    and incarnation (a stale fetch, delivered late after a partition heals,
+//    may report a lower one, as it can to a real broker).
 #pragma once
 
 #include <map>
@@ -42,9 +43,9 @@ class Invariants {
   int64_t max_controller_epoch_ = -1;
   std::map<TopicPartition, int64_t> leader_epochs_;
   std::map<std::pair<BrokerId, TopicPartition>, std::pair<int64_t, int64_t>> hw_;  // epoch, hw
-  std::map<std::pair<BrokerId, TopicPartition>, int64_t> incarnations_;  // broker epoch
+  std::map<std::pair<BrokerId, TopicPartition>, uint64_t> incarnations_;  // process starts
   // (leader, partition, follower) -> highest log end heard, and the
-  // (broker epoch, leader epoch) it was heard in.
+  // (process incarnation, leader epoch) it was heard in.
   std::map<std::tuple<BrokerId, TopicPartition, BrokerId>, int64_t> heard_;
   std::map<std::tuple<BrokerId, TopicPartition, BrokerId>, std::pair<int64_t, int64_t>> heard_when_;
 };

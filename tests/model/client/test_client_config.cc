@@ -408,20 +408,27 @@ TEST(ClientConfigProducer, Acks) {
 }
 
 TEST(ClientConfigProducer, Partitioners) {
-  const auto null_key = [](const char* p) { return producer({{"partitioner", p}}).null_key; };
-  EXPECT_EQ(null_key("random"), NullKeyPartitioning::random);
-  EXPECT_EQ(null_key("consistent_random"), NullKeyPartitioning::random);
-  EXPECT_EQ(null_key("murmur2_random"), NullKeyPartitioning::random);
-  EXPECT_EQ(null_key("fnv1a_random"), NullKeyPartitioning::random);
-  EXPECT_EQ(null_key("sticky"), NullKeyPartitioning::sticky);
-  EXPECT_EQ(null_key("round_robin"), NullKeyPartitioning::round_robin);
-  // All null keys on one partition: not expressible yet.
-  for (const char* single : {"consistent", "murmur2", "fnv1a"}) {
-    expect_error(producer_error({{"partitioner", single}}), "partitioner",
-                 {"one partition", "not modelled"});
-  }
+  const auto parsed = [](const char* p) {
+    const ProducerConfig c = producer({{"partitioner", p}});
+    return std::make_pair(c.key_hash, c.null_key);
+  };
+  using P = std::pair<KeyHash, NullKeyPartitioning>;
+  // librdkafka's names (rdkafka_topic.c), each a key hash and a null-key rule.
+  EXPECT_EQ(parsed("random"), P(KeyHash::none, NullKeyPartitioning::random));
+  EXPECT_EQ(parsed("consistent"), P(KeyHash::crc32, NullKeyPartitioning::hashed));
+  EXPECT_EQ(parsed("consistent_random"), P(KeyHash::crc32, NullKeyPartitioning::random));
+  EXPECT_EQ(parsed("murmur2"), P(KeyHash::murmur2, NullKeyPartitioning::hashed));
+  EXPECT_EQ(parsed("murmur2_random"), P(KeyHash::murmur2, NullKeyPartitioning::random));
+  EXPECT_EQ(parsed("fnv1a"), P(KeyHash::fnv1a, NullKeyPartitioning::hashed));
+  EXPECT_EQ(parsed("fnv1a_random"), P(KeyHash::fnv1a, NullKeyPartitioning::random));
+  // Java's, which hash keys with murmur2.
+  EXPECT_EQ(parsed("sticky"), P(KeyHash::murmur2, NullKeyPartitioning::sticky));
+  EXPECT_EQ(parsed("round_robin"), P(KeyHash::murmur2, NullKeyPartitioning::round_robin));
+  // The default is librdkafka's consistent_random.
+  EXPECT_EQ(producer({}).key_hash, KeyHash::crc32);
+  EXPECT_EQ(producer({}).null_key, NullKeyPartitioning::random);
   // Case matters, as librdkafka compares with strcmp.
-  for (const char* bad : {"Random", "murmur", "default", "", "uniform_sticky"}) {
+  for (const char* bad : {"Random", "murmur", "default", "", "uniform_sticky", "Consistent"}) {
     expect_error(producer_error({{"partitioner", bad}}), "partitioner",
                  {"expected one of random, consistent", std::string("got '") + bad + "'"});
   }

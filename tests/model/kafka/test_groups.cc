@@ -1,1 +1,546 @@
-// Placeholder: filled in by the change that adds it (registered in CMake ahead of time).
+// The group coordinator (model/kafka/group_coordinator.h) driven by raw
+// requests: JoinGroup / SyncGroup / Heartbeat / LeaveGroup, the initial
+// rebalance delay (KIP-134), session expiry, offset commits replicated in
+// __consumer_offsets and loaded again by the next coordinator, and the
+// errors a member sees.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "kafka/cluster.h"
+#include "model/kafka/group_coordinator.h"
+
+namespace kafka::testing {
+namespace {
+
+using sim::Duration;
+
+// A client process whose requests may wait longer than the rebalance
+// timeouts used here (a JoinGroup's request timeout is max.poll.interval.ms
+// plus 5 s in the Java client).
+class MemberProcess final : public sim::Process {
+ public:
+  void on_start() override {
+    client_ = std::make_unique<NetworkClient>(ctx(), NetworkClient::Options{120000, 5});
+  }
+  void on_connected(sim::SocketId s) override { client_->on_connected(s); }
+  void on_connect_failed(sim::SocketId s, sim::ConnectError e) override { client_->on_connect_failed(s, e); }
+  void on_message(sim::SocketId s, const sim::Payload& p) override { client_->on_message(s, p); }
+  void on_closed(sim::SocketId s, sim::CloseReason r) override { client_->on_closed(s, r); }
+  NetworkClient& client() { return *client_; }
+
+ private:
+  std::unique_ptr<NetworkClient> client_;
+};
+
+// A group member: a client process of its own on its own host, so that a
+// JoinGroup parked at the coordinator does not hold up anybody else's
+// requests (a broker answers one request per connection at a time).
+class Member {
+ public:
+  Member(Cluster& c, const std::string& name) : c_(c) {
+    const sim::HostId host = c.world().add_host(name, fmt::format("10.0.8.{}", ++count()));
+    proc_ = c.world().add_process(host, name, [] { return std::make_unique<MemberProcess>(); });
+    c.world().start(proc_);
+  }
+  // Sends and returns at once; the answer lands in the result later.
+  std::shared_ptr<std::optional<Response>> send(BrokerId to, Request r) {
+    auto out = std::make_shared<std::optional<Response>>();
+    const std::string host = c_.world().network().address(c_.broker_host(to));
+    auto* p = c_.world().process_as<MemberProcess>(proc_);
+    p->client().send(to, NodeAddress{host, c_.broker_config(to).listeners.front().port},
+                     std::move(r), [out](SendError e, const Response* resp) {
+                       if (e == SendError::none && resp != nullptr) *out = *resp;
+                     });
+    return out;
+  }
+  template <typename T>
+  T call(BrokerId to, Request r, Duration limit = Duration::seconds(60)) {
+    auto out = send(to, std::move(r));
+    EXPECT_TRUE(c_.run_until([&] { return out->has_value(); }, limit)) << "no answer";
+    if (!out->has_value()) return T{};
+    return std::get<T>(**out);
+  }
+
+ private:
+  static int& count() {
+    static int n = 0;
+    return n;
+  }
+  Cluster& c_;
+  sim::ProcessId proc_;
+};
+
+template <typename T>
+const T& as(const std::shared_ptr<std::optional<Response>>& r) {
+  return std::get<T>(**r);
+}
+
+ClusterOptions options(std::map<std::string, std::string> extra = {}) {
+  std::map<std::string, std::string> props = {{"offsets.topic.num.partitions", "3"},
+                                              {"offsets.topic.replication.factor", "3"},
+                                              {"group.initial.rebalance.delay.ms", "0"}};
+  for (auto& [k, v] : extra) props[k] = v;
+  return ClusterOptions{.brokers = 3, .broker_properties = props};
+}
+
+// FindCoordinator, retried (the first one creates __consumer_offsets) until
+// a broker names a coordinator that has loaded the group's partition.
+BrokerId find_coordinator(Cluster& c, const std::string& group) {
+  for (int i = 0; i < 600; ++i) {
+    for (BrokerId b : c.broker_ids()) {
+      if (c.broker(b) == nullptr) continue;
+      auto r = c.request(b, FindCoordinatorRequest{group}, Duration::seconds(5));
+      if (!r) continue;
+      const auto& f = std::get<FindCoordinatorResponse>(*r);
+      if (f.error != ErrorCode::none) continue;
+      const Broker* coordinator = c.broker(f.node);
+      if (coordinator == nullptr) continue;
+      const GroupCoordinator* gc = coordinator->group_coordinator();
+      if (gc->owns(gc->partition_for(group))) return f.node;
+    }
+    c.run_for(Duration::millis(100));
+  }
+  ADD_FAILURE() << "no coordinator for " << group;
+  return kNoBroker;
+}
+
+JoinGroupRequest join(const std::string& group, const std::string& member, const std::string& client,
+                      std::vector<JoinGroupProtocol> protocols = {{"range", "sub:t"}},
+                      int32_t session_ms = 10000, int32_t rebalance_ms = 30000) {
+  return JoinGroupRequest{group, session_ms, rebalance_ms, member, client, "consumer", protocols};
+}
+
+const GroupCoordinator& coordinator(Cluster& c, BrokerId b) { return *c.broker(b)->group_coordinator(); }
+
+size_t count_trace(Cluster& c, const std::string& needle) {
+  size_t n = 0;
+  for (const std::string& line : c.world().trace().lines()) n += line.find(needle) != std::string::npos;
+  return n;
+}
+
+TEST(KafkaGroups, RecordKeysRoundTripAndStayUnambiguous) {
+  const OffsetCommitKey k{"g:1", {"a:b", 7}};
+  EXPECT_EQ(decode_offset_commit_key(encode_offset_commit_key(k)), k);
+  EXPECT_EQ(encode_offset_commit_key({"a", {"bc", 1}}).size(), encode_offset_commit_key({"ab", {"c", 1}}).size());
+  EXPECT_NE(encode_offset_commit_key({"a", {"bc", 1}}), encode_offset_commit_key({"ab", {"c", 1}}));
+  StoredGroup g{"consumer", 4, "range", "m-1",
+                {{"m-1", "c1", 10000, 30000, "sub", {{"t", 0}, {"t", 1}}}, {"m-2", "c2", 6000, 1000, "", {}}}};
+  const std::string rec = encode_group_metadata("grp", g);
+  auto back = decode_group_metadata(rec);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->first.group, "grp");
+  EXPECT_EQ(back->second, g);
+  // The identity is the key part only: two generations of one group share it.
+  StoredGroup other = g;
+  other.generation = 5;
+  EXPECT_EQ(offsets_record_identity(rec), offsets_record_identity(encode_group_metadata("grp", other)));
+  EXPECT_NE(offsets_record_identity(rec), offsets_record_identity(encode_group_metadata("grp2", g)));
+  EXPECT_FALSE(decode_offset_commit_key(rec).has_value());
+  EXPECT_FALSE(decode_group_metadata("").has_value());
+  EXPECT_FALSE(decode_group_metadata(rec.substr(0, rec.size() - 1)).has_value());
+  EXPECT_FALSE(offsets_record_identity("plain").has_value());
+}
+
+TEST(KafkaGroups, OneMemberJoinsSyncsAndHeartbeats) {
+  Cluster c(options());
+  c.world().trace().keep_lines(true);
+  InvariantChecker check(c);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 2, 3), ErrorCode::none);
+  const BrokerId coord = find_coordinator(c, "g");
+  ASSERT_NE(coord, kNoBroker);
+  Member m(c, "m1");
+  const auto j = m.call<JoinGroupResponse>(coord, join("g", "", "c1"));
+  ASSERT_EQ(j.error, ErrorCode::none);
+  EXPECT_EQ(j.generation_id, 1);
+  EXPECT_EQ(j.protocol_name, "range");
+  EXPECT_EQ(j.leader, j.member_id);
+  EXPECT_EQ(j.member_id.rfind("c1-", 0), 0u) << j.member_id;
+  ASSERT_EQ(j.members.size(), 1u);
+  EXPECT_EQ(j.members[0].member_id, j.member_id);
+  EXPECT_EQ(j.members[0].metadata, "sub:t");
+  EXPECT_EQ(coordinator(c, coord).group_state("g"), GroupState::completing_rebalance);
+
+  const std::vector<TopicPartition> mine = {{"t", 0}, {"t", 1}};
+  const auto s = m.call<SyncGroupResponse>(coord, SyncGroupRequest{"g", 1, j.member_id, {{j.member_id, mine}}});
+  EXPECT_EQ(s.error, ErrorCode::none);
+  EXPECT_EQ(s.assignment, mine);
+  EXPECT_EQ(coordinator(c, coord).group_state("g"), GroupState::stable);
+  EXPECT_EQ(m.call<HeartbeatResponse>(coord, HeartbeatRequest{"g", 1, j.member_id}).error, ErrorCode::none);
+  // The assignment is in __consumer_offsets, replicated.
+  EXPECT_EQ(count_trace(c, "\"kind\":\"group_metadata_stored\""), 1u);
+  const TopicPartition otp{kOffsetsTopicName, coordinator(c, coord).partition_for("g")};
+  for (BrokerId b : c.broker_ids()) {
+    const Partition* p = c.broker(b)->partition(otp);
+    ASSERT_NE(p, nullptr);
+    bool found = false;
+    for (const Record& r : p->log().read(p->log().log_start(), p->log().log_end(), INT64_MAX)) {
+      auto md = decode_group_metadata(r.key);
+      if (md && md->first.group == "g" && md->second.generation == 1) {
+        found = true;
+        ASSERT_EQ(md->second.members.size(), 1u);
+        EXPECT_EQ(md->second.members[0].assignment, mine);
+      }
+    }
+    EXPECT_TRUE(found) << "broker " << b;
+  }
+}
+
+// Two members, stable at generation 2 with m1 the leader; returns their ids.
+std::pair<std::string, std::string> two_members(Cluster& c, BrokerId coord, Member& m1, Member& m2) {
+  const auto j1 = m1.call<JoinGroupResponse>(coord, join("g", "", "c1"));
+  EXPECT_EQ(j1.generation_id, 1);
+  const std::string a = j1.member_id;
+  EXPECT_EQ(m1.call<SyncGroupResponse>(coord, SyncGroupRequest{"g", 1, a, {{a, {{"t", 0}, {"t", 1}}}}}).error,
+            ErrorCode::none);
+  // m2 joins: its JoinGroup waits for m1 to rejoin.
+  auto j2 = m2.send(coord, join("g", "", "c2"));
+  c.run_for(Duration::millis(100));
+  EXPECT_FALSE(j2->has_value());
+  EXPECT_EQ(coordinator(c, coord).group_state("g"), GroupState::preparing_rebalance);
+  EXPECT_EQ(m1.call<HeartbeatResponse>(coord, HeartbeatRequest{"g", 1, a}).error,
+            ErrorCode::rebalance_in_progress);
+  // A commit of the old generation is still accepted while preparing.
+  const auto commit = m1.call<OffsetCommitResponse>(coord, OffsetCommitRequest{"g", 1, a, {{{"t", 0}, 5}}});
+  EXPECT_EQ(commit.partitions.at(0).second, ErrorCode::none);
+  auto j1b = m1.send(coord, join("g", a, "c1"));
+  EXPECT_TRUE(c.run_until([&] { return j1b->has_value() && j2->has_value(); }, Duration::seconds(5)));
+  const auto& r1 = as<JoinGroupResponse>(j1b);
+  const auto& r2 = as<JoinGroupResponse>(j2);
+  EXPECT_EQ(r1.error, ErrorCode::none);
+  EXPECT_EQ(r2.error, ErrorCode::none);
+  EXPECT_EQ(r1.generation_id, 2);
+  EXPECT_EQ(r2.generation_id, 2);
+  EXPECT_EQ(r1.leader, a) << "the old leader stays leader";
+  EXPECT_EQ(r2.leader, a);
+  EXPECT_EQ(r1.members.size(), 2u) << "the leader gets everyone's metadata";
+  EXPECT_TRUE(r2.members.empty());
+  const std::string b = r2.member_id;
+  EXPECT_NE(a, b);
+  // Before the leader's SyncGroup: CompletingRebalance.
+  EXPECT_EQ(m2.call<HeartbeatResponse>(coord, HeartbeatRequest{"g", 2, b}).error,
+            ErrorCode::rebalance_in_progress);
+  auto s2 = m2.send(coord, SyncGroupRequest{"g", 2, b, {}});
+  c.run_for(Duration::millis(50));
+  EXPECT_FALSE(s2->has_value()) << "a follower's SyncGroup waits for the leader's";
+  const auto s1 = m1.call<SyncGroupResponse>(
+      coord, SyncGroupRequest{"g", 2, a, {{a, {{"t", 0}}}, {b, {{"t", 1}}}}});
+  EXPECT_TRUE(c.run_until([&] { return s2->has_value(); }, Duration::seconds(5)));
+  EXPECT_EQ(s1.error, ErrorCode::none);
+  EXPECT_EQ(s1.assignment, (std::vector<TopicPartition>{{"t", 0}}));
+  EXPECT_EQ(as<SyncGroupResponse>(s2).error, ErrorCode::none);
+  EXPECT_EQ(as<SyncGroupResponse>(s2).assignment, (std::vector<TopicPartition>{{"t", 1}}));
+  EXPECT_EQ(coordinator(c, coord).group_state("g"), GroupState::stable);
+  return {a, b};
+}
+
+TEST(KafkaGroups, ASecondMemberTriggersARebalanceToGenerationTwo) {
+  Cluster c(options());
+  InvariantChecker check(c);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 2, 3), ErrorCode::none);
+  const BrokerId coord = find_coordinator(c, "g");
+  Member m1(c, "m1"), m2(c, "m2");
+  const auto [a, b] = two_members(c, coord, m1, m2);
+  EXPECT_EQ(coordinator(c, coord).generation("g"), 2);
+  EXPECT_EQ(coordinator(c, coord).members("g"), (std::vector<std::string>{a, b}));
+  // Stale generation.
+  EXPECT_EQ(m1.call<HeartbeatResponse>(coord, HeartbeatRequest{"g", 1, a}).error,
+            ErrorCode::illegal_generation);
+  EXPECT_EQ(m1.call<OffsetCommitResponse>(coord, OffsetCommitRequest{"g", 1, a, {{{"t", 0}, 9}}})
+                .partitions.at(0)
+                .second,
+            ErrorCode::illegal_generation);
+  EXPECT_EQ(m1.call<SyncGroupResponse>(coord, SyncGroupRequest{"g", 1, a, {}}).error,
+            ErrorCode::illegal_generation);
+  // The current generation commits; the fetch sees it.
+  EXPECT_EQ(m2.call<OffsetCommitResponse>(coord, OffsetCommitRequest{"g", 2, b, {{{"t", 1}, 11}}})
+                .partitions.at(0)
+                .second,
+            ErrorCode::none);
+  const auto f = m1.call<OffsetFetchResponse>(coord, OffsetFetchRequest{"g", {{"t", 0}, {"t", 1}, {"t", 2}}});
+  EXPECT_EQ(f.error, ErrorCode::none);
+  ASSERT_EQ(f.partitions.size(), 3u);
+  EXPECT_EQ(f.partitions[0].offset, 5);  // committed by generation 1 during the rebalance
+  EXPECT_EQ(f.partitions[1].offset, 11);
+  EXPECT_EQ(f.partitions[2].offset, -1);
+}
+
+TEST(KafkaGroups, ASilentMemberExpiresAfterItsSessionTimeoutAndLeaveIsImmediate) {
+  Cluster c(options());
+  c.world().trace().keep_lines(true);
+  InvariantChecker check(c);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 2, 3), ErrorCode::none);
+  const BrokerId coord = find_coordinator(c, "g");
+  Member m1(c, "m1"), m2(c, "m2");
+  const auto [a, b] = two_members(c, coord, m1, m2);
+  // m2's last contact was its SyncGroup, answered when m1's arrived: the
+  // session timer restarted then (propagateAssignment).
+  const sim::Time last = c.world().now();
+  // m1 keeps heartbeating every 3 s; m2 is silent.
+  bool gone = false;
+  while (!gone && c.world().now() < last + Duration::seconds(20)) {
+    gone = c.run_until([&] { return coordinator(c, coord).members("g").size() == 1; }, Duration::seconds(3));
+    if (!gone) {
+      EXPECT_EQ(m1.call<HeartbeatResponse>(coord, HeartbeatRequest{"g", 2, a}).error, ErrorCode::none);
+    }
+  }
+  ASSERT_TRUE(gone);
+  const Duration after = c.world().now() - last;
+  // (the timer started when the coordinator answered m2's SyncGroup, a
+  // network hop before the test saw m1's answer)
+  EXPECT_GE(after, Duration::millis(9990)) << "session.timeout.ms 10000";
+  EXPECT_LE(after, Duration::millis(10010));
+  EXPECT_EQ(count_trace(c, "\"why\":\"session_timeout\""), 1u);
+  EXPECT_EQ(coordinator(c, coord).group_state("g"), GroupState::preparing_rebalance);
+  EXPECT_EQ(m2.call<HeartbeatResponse>(coord, HeartbeatRequest{"g", 2, b}).error, ErrorCode::unknown_member_id);
+  EXPECT_EQ(m1.call<HeartbeatResponse>(coord, HeartbeatRequest{"g", 2, a}).error,
+            ErrorCode::rebalance_in_progress);
+  const auto j = m1.call<JoinGroupResponse>(coord, join("g", a, "c1"));
+  EXPECT_EQ(j.error, ErrorCode::none);
+  EXPECT_EQ(j.generation_id, 3);
+  EXPECT_EQ(j.members.size(), 1u);
+  // LeaveGroup: gone at once, and with nobody left the group is Empty.
+  EXPECT_EQ(m1.call<LeaveGroupResponse>(coord, LeaveGroupRequest{"g", a}).error, ErrorCode::none);
+  EXPECT_TRUE(coordinator(c, coord).members("g").empty());
+  EXPECT_EQ(coordinator(c, coord).group_state("g"), GroupState::empty);
+  EXPECT_EQ(coordinator(c, coord).generation("g"), 4);
+  EXPECT_EQ(count_trace(c, "\"why\":\"left\""), 1u);
+  EXPECT_EQ(m1.call<LeaveGroupResponse>(coord, LeaveGroupRequest{"g", a}).error, ErrorCode::unknown_member_id);
+}
+
+TEST(KafkaGroups, AMemberThatDoesNotRejoinIsDroppedAfterTheRebalanceTimeout) {
+  Cluster c(options());
+  c.world().trace().keep_lines(true);
+  InvariantChecker check(c);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 2, 3), ErrorCode::none);
+  const BrokerId coord = find_coordinator(c, "g");
+  Member m1(c, "m1"), m2(c, "m2"), m3(c, "m3");
+  const auto [a, b] = two_members(c, coord, m1, m2);
+  // m3 joins with a 20 s rebalance timeout; m2 keeps heartbeating but never
+  // rejoins; m1 rejoins. The group waits for the largest rebalance timeout
+  // of its members (30 s, m1's and m2's), then drops m2.
+  const sim::Time start = c.world().now();
+  auto j3 = m3.send(coord, join("g", "", "c3", {{"range", "sub:t"}}, 10000, 20000));
+  auto j1 = m1.send(coord, join("g", a, "c1"));
+  while (!j1->has_value() && c.world().now() < start + Duration::seconds(40)) {
+    c.run_until([&] { return j1->has_value(); }, Duration::seconds(3));
+    if (!j1->has_value()) {
+      EXPECT_EQ(m2.call<HeartbeatResponse>(coord, HeartbeatRequest{"g", 2, b}).error,
+                ErrorCode::rebalance_in_progress);
+    }
+  }
+  ASSERT_TRUE(j1->has_value());
+  ASSERT_TRUE(c.run_until([&] { return j3->has_value(); }, Duration::seconds(1)));
+  const Duration took = c.world().now() - start;
+  EXPECT_GE(took, Duration::millis(30000));
+  EXPECT_LE(took, Duration::millis(30010));
+  EXPECT_EQ(as<JoinGroupResponse>(j1).generation_id, 3);
+  EXPECT_EQ(as<JoinGroupResponse>(j1).members.size(), 2u);
+  EXPECT_EQ(count_trace(c, "\"why\":\"rebalance_timeout\""), 1u);
+  EXPECT_EQ(m2.call<HeartbeatResponse>(coord, HeartbeatRequest{"g", 2, b}).error, ErrorCode::unknown_member_id);
+}
+
+TEST(KafkaGroups, TheFirstJoinWaitsForTheInitialRebalanceDelay) {
+  // group.initial.rebalance.delay.ms keeps its default (3000 ms on every profile).
+  Cluster c({.brokers = 3,
+             .broker_properties = {{"offsets.topic.num.partitions", "3"},
+                                   {"offsets.topic.replication.factor", "3"}}});
+  InvariantChecker check(c);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  EXPECT_EQ(c.broker_config(1).group_initial_rebalance_delay_ms, 3000);
+  ASSERT_EQ(c.create_topic("t", 2, 3), ErrorCode::none);
+  const BrokerId coord = find_coordinator(c, "g");
+  Member m1(c, "m1"), m2(c, "m2"), m3(c, "m3");
+  // Alone: answered after 3 s, not at once.
+  sim::Time start = c.world().now();
+  auto j = m1.send(coord, join("g", "", "c1"));
+  ASSERT_TRUE(c.run_until([&] { return j->has_value(); }, Duration::seconds(10)));
+  Duration took = c.world().now() - start;
+  EXPECT_GE(took, Duration::millis(3000));
+  EXPECT_LE(took, Duration::millis(3005));
+  EXPECT_EQ(as<JoinGroupResponse>(j).generation_id, 1);
+
+  // Another group: a second member 1 s in extends the wait by another delay
+  // (3 s + 3 s), capped by the rebalance timeout (here 4 s: 3 s + 1 s).
+  const std::string group2 = "h";
+  const BrokerId coord2 = find_coordinator(c, group2);
+  start = c.world().now();
+  auto ja = m2.send(coord2, join(group2, "", "c2", {{"range", "x"}}, 10000, 4000));
+  c.run_for(Duration::seconds(1));
+  auto jb = m3.send(coord2, join(group2, "", "c3", {{"range", "x"}}, 10000, 4000));
+  ASSERT_TRUE(c.run_until([&] { return ja->has_value() && jb->has_value(); }, Duration::seconds(10)));
+  took = c.world().now() - start;
+  EXPECT_GE(took, Duration::millis(4000));
+  EXPECT_LE(took, Duration::millis(4005));
+  EXPECT_EQ(as<JoinGroupResponse>(ja).generation_id, 1);
+  EXPECT_EQ(as<JoinGroupResponse>(ja).members.size(), 2u);
+  EXPECT_EQ(as<JoinGroupResponse>(jb).leader, as<JoinGroupResponse>(ja).member_id);
+
+  // Without the cap: 3 s + 3 s.
+  const std::string group3 = "k";
+  const BrokerId coord3 = find_coordinator(c, group3);
+  Member m4(c, "m4"), m5(c, "m5");
+  start = c.world().now();
+  auto jc = m4.send(coord3, join(group3, "", "c4"));
+  c.run_for(Duration::seconds(1));
+  auto jd = m5.send(coord3, join(group3, "", "c5"));
+  ASSERT_TRUE(c.run_until([&] { return jc->has_value() && jd->has_value(); }, Duration::seconds(10)));
+  took = c.world().now() - start;
+  EXPECT_GE(took, Duration::millis(6000));
+  EXPECT_LE(took, Duration::millis(6005));
+}
+
+TEST(KafkaGroups, ACommittedOffsetSurvivesTheCoordinatorAndIsLoadedByTheNextOne) {
+  Cluster c(options());
+  c.world().trace().keep_lines(true);
+  InvariantChecker check(c);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 2, 3), ErrorCode::none);
+  const BrokerId coord = find_coordinator(c, "g");
+  Member m(c, "m1");
+  // A client without group management commits (generation -1, member "").
+  const auto r = m.call<OffsetCommitResponse>(coord, OffsetCommitRequest{"g", -1, "", {{{"t", 0}, 42}, {{"t", 1}, 7}}});
+  ASSERT_EQ(r.partitions.size(), 2u);
+  EXPECT_EQ(r.partitions[0].second, ErrorCode::none);
+  EXPECT_EQ(r.partitions[1].second, ErrorCode::none);
+  // Answered only once the ISR has it: every replica's log holds it.
+  const TopicPartition otp{kOffsetsTopicName, coordinator(c, coord).partition_for("g")};
+  for (BrokerId b : c.broker_ids()) {
+    const Partition* p = c.broker(b)->partition(otp);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->log().log_end().value, 2) << "broker " << b;
+  }
+  c.kill_broker(coord);
+  // The next leader of the offsets partition loads it: for kLoadDelayMs the
+  // group's requests get COORDINATOR_LOAD_IN_PROGRESS.
+  BrokerId next = kNoBroker;
+  ASSERT_TRUE(c.run_until([&] {
+    for (BrokerId b : c.broker_ids()) {
+      if (b != coord && c.broker(b) != nullptr && coordinator(c, b).loading(otp.partition)) next = b;
+    }
+    return next != kNoBroker;
+  }, Duration::seconds(60)));
+  EXPECT_EQ(m.call<OffsetFetchResponse>(next, OffsetFetchRequest{"g", {{"t", 0}}}).error,
+            ErrorCode::coordinator_load_in_progress);
+  EXPECT_EQ(find_coordinator(c, "g"), next);
+  const auto f = m.call<OffsetFetchResponse>(next, OffsetFetchRequest{"g", {{"t", 0}, {"t", 1}}});
+  EXPECT_EQ(f.error, ErrorCode::none);
+  ASSERT_EQ(f.partitions.size(), 2u);
+  EXPECT_EQ(f.partitions[0].offset, 42);
+  EXPECT_EQ(f.partitions[1].offset, 7);
+  EXPECT_EQ(count_trace(c, "\"kind\":\"group_partition_loaded\""), 4u)
+      << "3 partitions at first, then the one that moved";
+  // The old coordinator comes back as a follower of that partition: a
+  // request there is NOT_COORDINATOR.
+  c.start_broker(coord);
+  ASSERT_TRUE(c.await_ready());
+  c.run_for(Duration::seconds(2));
+  if (c.state(otp)->leader != coord) {
+    EXPECT_EQ(m.call<OffsetFetchResponse>(coord, OffsetFetchRequest{"g", {{"t", 0}}}).error,
+              ErrorCode::not_coordinator);
+  }
+}
+
+TEST(KafkaGroups, ACommitWaitsForTheIsrAndTimesOutWhileTheFollowersAreCutOff) {
+  Cluster c(options());
+  c.world().trace().keep_lines(true);
+  InvariantChecker check(c);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 1, 3), ErrorCode::none);
+  const BrokerId coord = find_coordinator(c, "g");
+  Member m(c, "m1");
+  const TopicPartition otp{kOffsetsTopicName, coordinator(c, coord).partition_for("g")};
+  ASSERT_EQ(c.state(otp)->isr.size(), 3u);
+  // Cut the coordinator off from the other brokers (not from ZooKeeper or
+  // the client).
+  for (BrokerId b : c.broker_ids()) {
+    if (b == coord) continue;
+    c.world().network().block(c.broker_host(coord), c.broker_host(b));
+    c.world().network().block(c.broker_host(b), c.broker_host(coord));
+  }
+  // offsets.commit.required.acks = -1: the commit waits for the followers,
+  // which are still in the ISR (replica.lag.time.max.ms 30 s on 2.8), and
+  // fails after offsets.commit.timeout.ms (5 s) with REQUEST_TIMED_OUT.
+  const sim::Time start = c.world().now();
+  const auto r = m.call<OffsetCommitResponse>(coord, OffsetCommitRequest{"g", -1, "", {{{"t", 0}, 42}}});
+  EXPECT_EQ(r.partitions.at(0).second, ErrorCode::request_timed_out);
+  EXPECT_GE(c.world().now() - start, Duration::millis(5000));
+  EXPECT_LE(c.world().now() - start, Duration::millis(5005));
+  EXPECT_EQ(m.call<OffsetFetchResponse>(coord, OffsetFetchRequest{"g", {{"t", 0}}}).partitions.at(0).offset, -1)
+      << "the cache changes only on success";
+  // Once the leader drops the silent followers from the ISR, acks=-1 is met
+  // by the leader alone (min.insync.replicas of __consumer_offsets is the
+  // broker default, 1): the next commit succeeds. That is Kafka's behaviour
+  // too: an ISR that shrinks to the leader completes the commit.
+  ASSERT_TRUE(c.run_until([&] { return c.state(otp)->isr.size() == 1; }, Duration::seconds(60)));
+  EXPECT_EQ(c.state(otp)->leader, coord);
+  const auto ok = m.call<OffsetCommitResponse>(coord, OffsetCommitRequest{"g", -1, "", {{{"t", 0}, 43}}});
+  EXPECT_EQ(ok.partitions.at(0).second, ErrorCode::none);
+  EXPECT_EQ(m.call<OffsetFetchResponse>(coord, OffsetFetchRequest{"g", {{"t", 0}}}).partitions.at(0).offset, 43);
+  EXPECT_EQ(count_trace(c, "\"kind\":\"offset_commit_failed\""), 1u);
+  c.world().network().heal();
+}
+
+TEST(KafkaGroups, ErrorsForBadSessionsUnknownMembersOtherProtocolsAndTheWrongBroker) {
+  Cluster c(options({{"group.max.size", "2"}}));
+  InvariantChecker check(c);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 2, 3), ErrorCode::none);
+  const BrokerId coord = find_coordinator(c, "g");
+  Member m1(c, "m1"), m2(c, "m2"), m3(c, "m3");
+  // group.min.session.timeout.ms = 6000, max 1800000 (2.8).
+  EXPECT_EQ(m1.call<JoinGroupResponse>(coord, join("g", "", "c1", {{"range", ""}}, 5999)).error,
+            ErrorCode::invalid_session_timeout);
+  EXPECT_EQ(m1.call<JoinGroupResponse>(coord, join("g", "", "c1", {{"range", ""}}, 1800001)).error,
+            ErrorCode::invalid_session_timeout);
+  // A member id the coordinator never gave out.
+  EXPECT_EQ(m1.call<JoinGroupResponse>(coord, join("g", "c1-made-up", "c1")).error, ErrorCode::unknown_member_id);
+  EXPECT_EQ(m1.call<HeartbeatResponse>(coord, HeartbeatRequest{"g", 1, "c1-made-up"}).error,
+            ErrorCode::unknown_member_id);
+  EXPECT_EQ(m1.call<SyncGroupResponse>(coord, SyncGroupRequest{"g", 1, "c1-made-up", {}}).error,
+            ErrorCode::unknown_member_id);
+  // A broker that does not lead the group's partition.
+  const BrokerId other = coord == 1 ? 2 : 1;
+  EXPECT_EQ(m1.call<JoinGroupResponse>(other, join("g", "", "c1")).error, ErrorCode::not_coordinator);
+  EXPECT_EQ(m1.call<OffsetFetchResponse>(other, OffsetFetchRequest{"g", {{"t", 0}}}).error,
+            ErrorCode::not_coordinator);
+  EXPECT_EQ(m1.call<OffsetCommitResponse>(other, OffsetCommitRequest{"g", -1, "", {{{"t", 0}, 1}}})
+                .partitions.at(0)
+                .second,
+            ErrorCode::not_coordinator);
+  // The group's protocols: the second member must share one with the first.
+  const auto j1 = m1.call<JoinGroupResponse>(coord, join("g", "", "c1", {{"range", "a"}, {"roundrobin", "a"}}));
+  ASSERT_EQ(j1.error, ErrorCode::none);
+  EXPECT_EQ(m2.call<JoinGroupResponse>(coord, join("g", "", "c2", {{"sticky", "b"}})).error,
+            ErrorCode::inconsistent_group_protocol);
+  JoinGroupRequest other_type = join("g", "", "c2", {{"range", "b"}});
+  other_type.protocol_type = "connect";
+  EXPECT_EQ(m2.call<JoinGroupResponse>(coord, other_type).error, ErrorCode::inconsistent_group_protocol);
+  // A commit from outside the group while it has members.
+  EXPECT_EQ(m3.call<OffsetCommitResponse>(coord, OffsetCommitRequest{"g", -1, "", {{{"t", 0}, 1}}})
+                .partitions.at(0)
+                .second,
+            ErrorCode::unknown_member_id);
+  // m2 prefers roundrobin, m1 range: one vote each, both support both; the
+  // tie goes to the smaller name. A third member is one too many (KIP-389).
+  auto j2 = m2.send(coord, join("g", "", "c2", {{"roundrobin", "b"}, {"range", "b"}}));
+  auto j1b = m1.send(coord, join("g", j1.member_id, "c1", {{"range", "a"}, {"roundrobin", "a"}}));
+  ASSERT_TRUE(c.run_until([&] { return j2->has_value() && j1b->has_value(); }, Duration::seconds(5)));
+  EXPECT_EQ(as<JoinGroupResponse>(j2).protocol_name, "range");
+  EXPECT_EQ(m3.call<JoinGroupResponse>(coord, join("g", "", "c3")).error, ErrorCode::group_max_size_reached);
+}
+
+}  // namespace
+}  // namespace kafka::testing

@@ -1156,5 +1156,38 @@ TEST(KafkaPropertiesRepro, ElectionWhoseZooKeeperAnswerWasLostIsNeverSent) {
   EXPECT_FALSE(v.failure.has_value()) << describe(v);
 }
 
+// Found by AcknowledgedWritesSurvive with a random seed (the invariant was
+// wrong, not the broker): broker 1 leads t0-0 in epoch 0 and is cut from its
+// followers at once; broker 2's fetch at offset 0, sent on a connection that
+// was already open, stalls in its kernel's retransmission queue. Both
+// followers catch up to 4 on new connections after the first heal (31.9 s),
+// and the high watermark reaches 4. Broker 1 is then cut from ZooKeeper and
+// becomes a zombie leader (broker 2 leads epoch 1 from 32 s); at 51.9 s the
+// retransmitted fetch at offset 0 reaches it, and the zombie, still leading
+// epoch 0, records 0 as broker 2's log end (Replica.updateFetchState takes
+// the fetch offset as it comes). At 53.4 s its session has expired and it
+// registers again with a new broker epoch, keeping its partitions. The
+// invariant tracked "the highest log end heard" per broker epoch, so the new
+// registration forgot the 4 and took the stale 0: "high watermark 4 above ISR
+// member 2's log end 0". It now keys that history on the process incarnation
+// (a restart), which is when a real broker forgets its followers' progress.
+TEST(KafkaPropertiesRepro, ZombieLeaderRegisteringAgainKeepsWhatItHeard) {
+  const Case k{.seed = 221114760831905,
+               .shape = {.zookeepers = 3, .brokers = 3, .topics = 1, .partitions = 1, .rf = 3,
+                         .min_insync = 2, .unclean = false},
+               .schedule = {
+                   {.gap_ms = 0, .fault = Fault::cut_leader_from_followers, .target = Target::controller,
+                    .index = 0, .duration_ms = 3001},
+                   {.gap_ms = 3866, .fault = Fault::split, .target = Target::controller, .index = 0,
+                    .duration_ms = 200, .hosts = 0x1},
+                   {.gap_ms = 221, .fault = Fault::cut_leader_from_followers, .target = Target::leader,
+                    .index = 0, .duration_ms = 21314},
+                   {.gap_ms = 7478, .fault = Fault::cut_leader_from_zookeeper, .target = Target::zookeeper,
+                    .index = 0, .duration_ms = 36418},
+               }};
+  const Verdict v = durability_case(k, nullptr);
+  EXPECT_FALSE(v.failure.has_value()) << describe(v);
+}
+
 }  // namespace
 }  // namespace kafka::testing

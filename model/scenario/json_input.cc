@@ -1,0 +1,284 @@
+#include "model/scenario/json_input.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "model/properties.h"
+
+namespace scenario {
+
+namespace {
+
+std::string compose(const std::string& file, const std::string& path, const std::string& message) {
+  if (path.empty()) return fmt::format("{}: {}", file, message);
+  return fmt::format("{}: at {}: {}", file, path, message);
+}
+
+// JSON path syntax: .name for plain names, ["odd name"] otherwise.
+std::string child_path(const std::string& parent, std::string_view key) {
+  bool plain = !key.empty() && !(key[0] >= '0' && key[0] <= '9');
+  for (const char c : key) {
+    plain = plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_');
+  }
+  if (plain) return fmt::format("{}.{}", parent, key);
+  return fmt::format("{}[{}]", parent, nlohmann::json(std::string(key)).dump());
+}
+
+std::string range_text(int64_t min, int64_t max) {
+  const int64_t lo = std::numeric_limits<int64_t>::min();
+  const int64_t hi = std::numeric_limits<int64_t>::max();
+  if (min == lo && max == hi) return "an integer";
+  if (max == hi) return fmt::format("an integer of at least {}", min);
+  if (min == lo) return fmt::format("an integer of at most {}", max);
+  return fmt::format("an integer from {} to {}", min, max);
+}
+
+std::string got(const nlohmann::json& j) {
+  std::string shown = j.dump();
+  if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
+  return fmt::format("got {} ({})", shown, Value::describe(j));
+}
+
+}  // namespace
+
+InputError::InputError(std::string file, std::string path, std::string message)
+    : std::runtime_error(compose(file, path, message)),
+      file_(std::move(file)),
+      path_(std::move(path)),
+      message_(std::move(message)) {}
+
+// --- Value -----------------------------------------------------------------------
+
+Value::Value(const std::string& file, const nlohmann::json& json, std::string path)
+    : file_(&file), json_(&json), path_(std::move(path)) {}
+
+void Value::fail(const std::string& message) const { throw InputError(*file_, path_, message); }
+
+std::string Value::describe(const nlohmann::json& j) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::null: return "null";
+    case nlohmann::json::value_t::boolean: return "a boolean";
+    case nlohmann::json::value_t::number_integer:
+    case nlohmann::json::value_t::number_unsigned: return "an integer";
+    case nlohmann::json::value_t::number_float: return "a number";
+    case nlohmann::json::value_t::string: return "a string";
+    case nlohmann::json::value_t::array: return "an array";
+    case nlohmann::json::value_t::object: return "an object";
+    default: return "a value";
+  }
+}
+
+int64_t Value::as_integer(int64_t min, int64_t max) const {
+  const nlohmann::json& j = *json_;
+  std::optional<int64_t> v;
+  if (j.is_number_unsigned()) {
+    const uint64_t u = j.get<uint64_t>();
+    if (u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) v = static_cast<int64_t>(u);
+  } else if (j.is_number_integer()) {
+    v = j.get<int64_t>();
+  } else if (j.is_number_float()) {
+    // 3.0 is an integer written oddly; 3.5 is not one.
+    const double d = j.get<double>();
+    if (std::trunc(d) == d && d >= -9.2e18 && d <= 9.2e18) v = static_cast<int64_t>(d);
+  }
+  if (!v || *v < min || *v > max) fail(fmt::format("expected {}, {}", range_text(min, max), got(j)));
+  return *v;
+}
+
+double Value::as_number(double min, double max) const {
+  const nlohmann::json& j = *json_;
+  if (!j.is_number()) fail(fmt::format("expected a number, {}", got(j)));
+  const double d = j.get<double>();
+  if (!(d >= min && d <= max)) fail(fmt::format("expected a number from {} to {}, {}", min, max, got(j)));
+  return d;
+}
+
+std::string Value::as_string() const {
+  if (!json_->is_string()) fail(fmt::format("expected a string, {}", got(*json_)));
+  return json_->get<std::string>();
+}
+
+std::string Value::as_choice(const std::vector<std::string>& allowed) const {
+  std::string list;
+  for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + ("\"" + a + "\"");
+  if (!json_->is_string()) fail(fmt::format("expected one of {}, {}", list, got(*json_)));
+  const std::string s = json_->get<std::string>();
+  for (const std::string& a : allowed) {
+    if (a == s) return s;
+  }
+  std::string hint;
+  size_t best = 3;
+  for (const std::string& a : allowed) {
+    const size_t d = model::edit_distance(a, s);
+    if (d < best) {
+      best = d;
+      hint = fmt::format(" (did you mean \"{}\"?)", a);
+    }
+  }
+  fail(fmt::format("expected one of {}, got \"{}\"{}", list, s, hint));
+}
+
+bool Value::as_boolean() const {
+  if (!json_->is_boolean()) fail(fmt::format("expected true or false, {}", got(*json_)));
+  return json_->get<bool>();
+}
+
+std::vector<Value> Value::as_array(size_t min_size) const {
+  if (!json_->is_array()) fail(fmt::format("expected an array, {}", got(*json_)));
+  if (json_->size() < min_size) {
+    fail(fmt::format("expected an array of at least {} element{}, got {}", min_size,
+                     min_size == 1 ? "" : "s", json_->size()));
+  }
+  std::vector<Value> out;
+  out.reserve(json_->size());
+  for (size_t i = 0; i < json_->size(); ++i) {
+    out.emplace_back(*file_, (*json_)[i], fmt::format("{}[{}]", path_, i));
+  }
+  return out;
+}
+
+std::string Value::as_property_value() const {
+  const nlohmann::json& j = *json_;
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_boolean()) return j.get<bool>() ? "true" : "false";
+  if (j.is_number_integer() || j.is_number_unsigned()) return j.dump();
+  if (j.is_number_float()) {
+    const double d = j.get<double>();
+    if (std::trunc(d) == d && std::fabs(d) < 1e15) return fmt::format("{}", static_cast<int64_t>(d));
+    return fmt::format("{}", d);
+  }
+  fail(fmt::format("expected a property value (a string, a number or a boolean), {}", got(j)));
+}
+
+// --- ObjectReader ------------------------------------------------------------------
+
+ObjectReader::ObjectReader(const Value& v) : value_(v) {
+  if (!v.json().is_object()) v.fail(fmt::format("expected an object, {}", got(v.json())));
+}
+
+bool ObjectReader::has(std::string_view key) const {
+  return value_.json().find(std::string(key)) != value_.json().end();
+}
+
+std::optional<Value> ObjectReader::optional(std::string_view key) {
+  read_.emplace(key);
+  auto it = value_.json().find(std::string(key));
+  if (it == value_.json().end()) return std::nullopt;
+  return Value(value_.file(), *it, child_path(value_.path(), key));
+}
+
+Value ObjectReader::required(std::string_view key) {
+  std::optional<Value> v = optional(key);
+  if (!v) value_.fail(fmt::format("missing the required field \"{}\"", key));
+  return *v;
+}
+
+int64_t ObjectReader::integer(std::string_view key, int64_t min, int64_t max) {
+  return required(key).as_integer(min, max);
+}
+int64_t ObjectReader::integer(std::string_view key, int64_t fallback, int64_t min, int64_t max) {
+  std::optional<Value> v = optional(key);
+  return v ? v->as_integer(min, max) : fallback;
+}
+double ObjectReader::number(std::string_view key, double min, double max) {
+  return required(key).as_number(min, max);
+}
+double ObjectReader::number(std::string_view key, double fallback, double min, double max) {
+  std::optional<Value> v = optional(key);
+  return v ? v->as_number(min, max) : fallback;
+}
+std::string ObjectReader::string(std::string_view key) { return required(key).as_string(); }
+std::string ObjectReader::string(std::string_view key, std::string fallback) {
+  std::optional<Value> v = optional(key);
+  return v ? v->as_string() : fallback;
+}
+std::string ObjectReader::choice(std::string_view key, const std::vector<std::string>& allowed) {
+  return required(key).as_choice(allowed);
+}
+std::string ObjectReader::choice(std::string_view key, std::string fallback,
+                                 const std::vector<std::string>& allowed) {
+  std::optional<Value> v = optional(key);
+  return v ? v->as_choice(allowed) : fallback;
+}
+bool ObjectReader::boolean(std::string_view key, bool fallback) {
+  std::optional<Value> v = optional(key);
+  return v ? v->as_boolean() : fallback;
+}
+
+std::map<std::string, std::string> ObjectReader::properties(std::string_view key) {
+  std::map<std::string, std::string> out;
+  std::optional<Value> v = optional(key);
+  if (!v) return out;
+  if (!v->json().is_object()) v->fail(fmt::format("expected an object of properties, {}", got(v->json())));
+  for (auto it = v->json().begin(); it != v->json().end(); ++it) {
+    const Value item(v->file(), it.value(), child_path(v->path(), it.key()));
+    out[it.key()] = item.as_property_value();
+  }
+  return out;
+}
+
+void ObjectReader::finish(const std::vector<std::string>& also_known) const {
+  std::vector<std::string> known(read_.begin(), read_.end());
+  known.insert(known.end(), also_known.begin(), also_known.end());
+  for (auto it = value_.json().begin(); it != value_.json().end(); ++it) {
+    const std::string& key = it.key();
+    bool ok = read_.count(key) != 0;
+    for (const std::string& k : also_known) ok = ok || k == key;
+    if (ok) continue;
+    std::string hint;
+    size_t best = 3;
+    for (const std::string& k : known) {
+      const size_t d = model::edit_distance(k, key);
+      if (d < best) {
+        best = d;
+        hint = fmt::format(" (did you mean \"{}\"?)", k);
+      }
+    }
+    std::string list;
+    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw InputError(value_.file(), child_path(value_.path(), key),
+                     fmt::format("unknown field \"{}\"{}; known fields here: {}", key, hint, list));
+  }
+}
+
+// --- files -----------------------------------------------------------------------------
+
+nlohmann::json parse_json(const std::string& file, std::string_view text) {
+  try {
+    return nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is 1-based, at (or just after) the offending character.
+    const size_t at = e.byte == 0 ? 0 : std::min<size_t>(e.byte - 1, text.size());
+    size_t line = 1;
+    size_t column = 1;
+    for (size_t i = 0; i < at; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    // nlohmann's message: "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error while parsing value - invalid literal; last read: 'tru,'"
+    std::string why = e.what();
+    const size_t syntax = why.find("syntax error");
+    if (syntax != std::string::npos) why = why.substr(syntax);
+    throw InputError(file, "", fmt::format("malformed JSON at line {}, column {}: {}", line, column, why));
+  }
+}
+
+nlohmann::json read_json_file(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file, "", "cannot read the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(file, "", "cannot read the file");
+  return parse_json(file, text.str());
+}
+
+}  // namespace scenario

@@ -1,0 +1,623 @@
+#include "model/scenario/scenario.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "model/properties.h"
+#include "sim/random.h"
+
+namespace scenario {
+
+const char* to_string(FaultAction a) {
+  switch (a) {
+    case FaultAction::power_off: return "power_off";
+    case FaultAction::power_on: return "power_on";
+    case FaultAction::kill: return "kill";
+    case FaultAction::start: return "start";
+    case FaultAction::stop: return "stop";
+    case FaultAction::pause: return "pause";
+    case FaultAction::resume: return "resume";
+    case FaultAction::partition: return "partition";
+    case FaultAction::isolate: return "isolate";
+    case FaultAction::heal: return "heal";
+    case FaultAction::replace_address: return "replace_address";
+    case FaultAction::restart_clients: return "restart_clients";
+  }
+  return "?";
+}
+
+const HostSpec* Scenario::host(const std::string& name) const {
+  for (const HostSpec& h : hosts) {
+    if (h.name == name) return &h;
+  }
+  return nullptr;
+}
+
+const HostSpec* Scenario::host_of_process(const std::string& process) const {
+  for (const ZooKeeperSpec& z : zookeepers) {
+    if (fmt::format("zk{}", z.id) == process) return host(z.host);
+  }
+  for (const BrokerSpec& b : brokers) {
+    if (fmt::format("kafka{}", b.id) == process) return host(b.host);
+  }
+  for (const ClientSpec& c : clients) {
+    if (c.name == process) return host(c.host);
+  }
+  return nullptr;
+}
+
+namespace {
+
+// A limit on virtual times: a year, far beyond any experiment, and far from
+// int64 overflow in microseconds.
+constexpr double kMaxSeconds = 365.0 * 24 * 3600;
+
+const std::vector<std::string> kFaultActions = {
+    "power_off", "power_on", "kill",  "start", "stop", "pause", "resume", "partition",
+    "isolate",   "heal",     "replace_address", "restart_clients"};
+
+FaultAction action_from(const std::string& s) {
+  for (size_t i = 0; i < kFaultActions.size(); ++i) {
+    if (kFaultActions[i] == s) return static_cast<FaultAction>(i);
+  }
+  return FaultAction::heal;  // not reached: callers pass a checked choice
+}
+
+int64_t seconds_to_us(double s) { return static_cast<int64_t>(std::llround(s * 1e6)); }
+
+std::string read_text_file(const Value& where, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) where.fail(fmt::format("cannot read the file \"{}\"", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool valid_topic_name(const std::string& t) {
+  // Kafka's Topic.validate: [a-zA-Z0-9._-], at most 249 characters, not "." or "..".
+  if (t.empty() || t.size() > 249 || t == "." || t == "..") return false;
+  return std::all_of(t.begin(), t.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+  });
+}
+
+bool valid_address(const std::string& a) {
+  // A dotted IPv4 address: what the simulated network routes by.
+  int parts = 0;
+  size_t i = 0;
+  while (i <= a.size()) {
+    size_t j = a.find('.', i);
+    if (j == std::string::npos) j = a.size();
+    const std::string part = a.substr(i, j - i);
+    if (part.empty() || part.size() > 3 ||
+        !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+        std::stoi(part) > 255) {
+      return false;
+    }
+    ++parts;
+    i = j + 1;
+    if (j == a.size()) break;
+  }
+  return parts == 4;
+}
+
+class Loader {
+ public:
+  Loader(std::string file, std::string_view text) : file_(std::move(file)) {
+    root_ = parse_json(file_, text);
+    dir_ = std::filesystem::path(file_).parent_path().string();
+  }
+
+  Scenario load() {
+    s_.file = file_;
+    ObjectReader r(Value(file_, root_, "$"));
+    s_.name = r.string("name", std::filesystem::path(file_).stem().string());
+    s_.description = r.string("description", "");
+    if (std::optional<Value> v = r.optional("version")) {
+      try {
+        s_.version = kafka::parse_version_profile(v->as_string(), file_, "version");
+      } catch (const model::ConfigError& e) {
+        v->fail(e.message());
+      }
+    }
+    s_.seed = static_cast<uint64_t>(r.integer("seed", 1, 0, std::numeric_limits<int64_t>::max()));
+    s_.duration_us = seconds_to_us(r.number("duration_s", 0.000001, kMaxSeconds));
+
+    // Cluster-wide configuration first: hosts' processes are built from it.
+    read_cluster_config(r);
+    for (const Value& h : r.required("hosts").as_array(1)) read_host(h);
+    if (pending_zk_.empty()) r.value().fail("a cluster needs at least one ZooKeeper server (\"zookeeper\" on a host)");
+    build_zookeeper_configs();
+    build_broker_configs();
+
+    if (std::optional<Value> c = r.optional("clients")) read_client_properties(*c);
+    if (std::optional<Value> t = r.optional("topics")) {
+      for (const Value& v : t->as_array()) read_topic(v);
+    }
+    read_workload(r.required("workload"));
+    if (std::optional<Value> f = r.optional("faults")) {
+      for (const Value& v : f->as_array()) read_fault(v);
+    }
+    std::stable_sort(s_.faults.begin(), s_.faults.end(),
+                     [](const Fault& a, const Fault& b) { return a.at_us < b.at_us; });
+    if (std::optional<Value> n = r.optional("nemesis")) read_nemesis(*n);
+    if (std::optional<Value> e = r.optional("expect")) {
+      for (const Value& v : e->as_array()) {
+        try {
+          s_.expectations.push_back(Expectation::parse(v.as_string()));
+        } catch (const ExpectationError& err) {
+          v.fail(fmt::format("in the expectation \"{}\": {}", v.as_string(), err.what()));
+        }
+      }
+    }
+    r.finish();
+    s_.hash = fmt::format("{:016x}", sim::hash_name(root_.dump()));
+    return std::move(s_);
+  }
+
+ private:
+  // --- configuration ---------------------------------------------------------------
+
+  // "properties" (inline) and "file" (a properties file, relative to the
+  // scenario) of one object; inline keys win over the file's.
+  struct PropertySource {
+    std::map<std::string, std::string> values;
+    std::map<std::string, std::string> paths;  // key -> JSON path (inline) or "FILE line N"
+    std::string file;                           // the referenced file, if any
+    std::optional<Value> where;                 // the object, for messages
+  };
+  PropertySource read_properties(ObjectReader& r) {
+    PropertySource out;
+    out.where = r.value();
+    if (std::optional<Value> f = r.optional("file")) {
+      const std::string name = f->as_string();
+      const std::string path = std::filesystem::path(name).is_absolute()
+                                   ? name
+                                   : (std::filesystem::path(dir_) / name).string();
+      try {
+        const model::Properties p = model::parse_properties(read_text_file(*f, path), path);
+        for (const auto& [k, v] : p.values) {
+          out.values[k] = v;
+          auto line = p.lines.find(k);
+          out.paths[k] = fmt::format("{} line {}", path, line == p.lines.end() ? 0 : line->second);
+        }
+      } catch (const model::ConfigError& e) {
+        f->fail(e.what());
+      }
+      out.file = path;
+    }
+    if (std::optional<Value> p = r.optional("properties")) {
+      for (const auto& [k, v] : r.properties("properties")) {
+        out.values[k] = v;
+        out.paths[k] = fmt::format("{}[{}]", p->path(), nlohmann::json(k).dump());
+      }
+    }
+    return out;
+  }
+
+  // A ConfigError from a parser, turned into an error at the key's JSON path
+  // (or the file line it came from).
+  [[noreturn]] void config_error(const PropertySource& a, const PropertySource* b,
+                                 const model::ConfigError& e, const Value& fallback) {
+    for (const PropertySource* src : {b, &a}) {
+      if (src == nullptr || e.key().empty()) continue;
+      auto it = src->paths.find(e.key());
+      if (it == src->paths.end()) continue;
+      if (it->second.rfind("$", 0) == 0) throw InputError(file_, it->second, e.message());
+      throw InputError(file_, src->where->path(), fmt::format("{}: {}", it->second, e.message()));
+    }
+    fallback.fail(e.key().empty() ? e.message() : fmt::format("key '{}': {}", e.key(), e.message()));
+  }
+
+  void read_cluster_config(ObjectReader& r) {
+    if (std::optional<Value> z = r.optional("zookeeper")) {
+      ObjectReader zr(*z);
+      zk_ = read_properties(zr);
+      zr.finish();
+    }
+    if (std::optional<Value> k = r.optional("kafka")) {
+      ObjectReader kr(*k);
+      kafka_ = read_properties(kr);
+      kr.finish();
+    }
+  }
+
+  // --- hosts and processes ------------------------------------------------------------
+
+  void claim_name(const Value& where, const std::string& name) {
+    if (!names_.insert(name).second) {
+      where.fail(fmt::format("the name \"{}\" is used twice (hosts and processes share one namespace)", name));
+    }
+  }
+  void claim_port(const Value& where, const std::string& host, int64_t port, const std::string& who) {
+    auto [it, fresh] = ports_.emplace(std::make_pair(host, port), who);
+    if (!fresh) {
+      where.fail(fmt::format("port {} on host \"{}\" is already taken by {}", port, host, it->second));
+    }
+  }
+
+  void read_host(const Value& v) {
+    ObjectReader r(v);
+    HostSpec h;
+    h.name = r.string("name");
+    if (h.name.empty()) r.required("name").fail("a host needs a non-empty name");
+    claim_name(r.required("name"), h.name);
+    h.address = r.string("address");
+    if (!valid_address(h.address)) {
+      r.required("address").fail(fmt::format("expected an IPv4 address such as \"10.0.0.1\", got \"{}\"", h.address));
+    }
+    for (const HostSpec& other : s_.hosts) {
+      if (other.address == h.address) {
+        r.required("address").fail(fmt::format("the address {} is already host \"{}\"'s", h.address, other.name));
+      }
+    }
+    s_.hosts.push_back(h);
+
+    if (std::optional<Value> z = r.optional("zookeeper")) {
+      ObjectReader zr(*z);
+      PendingZk p;
+      p.id = static_cast<int32_t>(zr.integer("id", 1, 255));
+      p.host = h.name;
+      p.where = *z;
+      p.own = read_properties(zr);
+      zr.finish();
+      for (const PendingZk& other : pending_zk_) {
+        if (other.id == p.id) zr.required("id").fail(fmt::format("ZooKeeper server id {} is used twice", p.id));
+      }
+      claim_name(zr.required("id"), fmt::format("zk{}", p.id));
+      pending_zk_.push_back(std::move(p));
+    }
+    if (std::optional<Value> bs = r.optional("brokers")) {
+      for (const Value& b : bs->as_array()) {
+        ObjectReader br(b);
+        PendingBroker p;
+        p.id = static_cast<kafka::BrokerId>(br.integer("id", 0, 2147483647));
+        p.host = h.name;
+        p.where = b;
+        p.own = read_properties(br);
+        br.finish();
+        for (const PendingBroker& other : pending_brokers_) {
+          if (other.id == p.id) br.required("id").fail(fmt::format("broker id {} is used twice", p.id));
+        }
+        claim_name(br.required("id"), fmt::format("kafka{}", p.id));
+        pending_brokers_.push_back(std::move(p));
+      }
+    }
+    if (std::optional<Value> cs = r.optional("clients")) {
+      for (const Value& c : cs->as_array()) {
+        const std::string name = c.as_string();
+        if (name.empty()) c.fail("a client needs a non-empty name");
+        claim_name(c, name);
+        s_.clients.push_back({name, h.name});
+      }
+    }
+    r.finish();
+  }
+
+  void build_zookeeper_configs() {
+    for (const PendingZk& p : pending_zk_) {
+      std::map<std::string, std::string> values = zk_.values;
+      for (const auto& [k, v] : p.own.values) values[k] = v;
+      for (const auto& [k, _] : values) {
+        if (k.rfind("server.", 0) == 0) {
+          const PropertySource& src = p.own.values.count(k) ? p.own : zk_;
+          const auto it = src.paths.find(k);
+          throw InputError(file_, it->second.rfind("$", 0) == 0 ? it->second : src.where->path(),
+                           fmt::format("'{}': the ensemble's server list comes from the hosts; remove it", k));
+        }
+      }
+      values["myid"] = std::to_string(p.id);
+      for (const PendingZk& q : pending_zk_) {
+        values[fmt::format("server.{}", q.id)] = fmt::format("{}:2888:3888", s_.host(q.host)->address);
+      }
+      if (values.count("dataDir") == 0) values["dataDir"] = "/var/lib/zookeeper";
+      ZooKeeperSpec spec;
+      spec.id = p.id;
+      spec.host = p.host;
+      try {
+        spec.config = zk::parse_server_config(
+            model::from_map(values, fmt::format("{} (zk{})", file_, p.id)));
+      } catch (const model::ConfigError& e) {
+        config_error(zk_, &p.own, e, *p.where);
+      }
+      claim_port(*p.where, p.host, spec.config.client_port, fmt::format("zk{}", p.id));
+      claim_port(*p.where, p.host, 2888, fmt::format("zk{}", p.id));
+      claim_port(*p.where, p.host, 3888, fmt::format("zk{}", p.id));
+      s_.zookeepers.push_back(std::move(spec));
+    }
+    std::sort(s_.zookeepers.begin(), s_.zookeepers.end(),
+              [](const ZooKeeperSpec& a, const ZooKeeperSpec& b) { return a.id < b.id; });
+  }
+
+  void build_broker_configs() {
+    std::string connect;
+    for (const ZooKeeperSpec& z : s_.zookeepers) {
+      connect += fmt::format("{}{}:{}", connect.empty() ? "" : ",", s_.host(z.host)->address,
+                             z.config.client_port);
+    }
+    for (const PendingBroker& p : pending_brokers_) {
+      std::map<std::string, std::string> values = kafka_.values;
+      for (const auto& [k, v] : p.own.values) values[k] = v;
+      if (values.count("broker.id") != 0 && values["broker.id"] != std::to_string(p.id)) {
+        const PropertySource& src = p.own.values.count("broker.id") ? p.own : kafka_;
+        throw InputError(file_, src.paths.at("broker.id").rfind("$", 0) == 0 ? src.paths.at("broker.id")
+                                                                              : src.where->path(),
+                         fmt::format("broker.id {} contradicts the broker's \"id\" {}", values["broker.id"], p.id));
+      }
+      values["broker.id"] = std::to_string(p.id);
+      if (values.count("zookeeper.connect") == 0) values["zookeeper.connect"] = connect;
+      if (values.count("listeners") == 0) values["listeners"] = "PLAINTEXT://:9092";
+      if (values.count("log.dirs") == 0 && values.count("log.dir") == 0) values["log.dirs"] = "/var/lib/kafka/data";
+      BrokerSpec spec;
+      spec.id = p.id;
+      spec.host = p.host;
+      try {
+        spec.config = kafka::parse_broker_config(
+            model::from_map(values, fmt::format("{} (kafka{})", file_, p.id)), s_.version);
+      } catch (const model::ConfigError& e) {
+        config_error(kafka_, &p.own, e, *p.where);
+      }
+      for (const kafka::Listener& l : spec.config.listeners) {
+        claim_port(*p.where, p.host, l.port, fmt::format("kafka{}", p.id));
+      }
+      for (const BrokerSpec& other : s_.brokers) {
+        if (other.host != p.host) continue;
+        for (const std::string& d : spec.config.log_dirs) {
+          for (const std::string& e : other.config.log_dirs) {
+            if (d == e) {
+              p.where->fail(fmt::format("log directory {} on host \"{}\" is already kafka{}'s", d, p.host, other.id));
+            }
+          }
+        }
+      }
+      s_.brokers.push_back(std::move(spec));
+    }
+    std::sort(s_.brokers.begin(), s_.brokers.end(),
+              [](const BrokerSpec& a, const BrokerSpec& b) { return a.id < b.id; });
+  }
+
+  void read_client_properties(const Value& v) {
+    ObjectReader r(v);
+    s_.producer_properties = r.properties("producer");
+    s_.consumer_properties = r.properties("consumer");
+    r.finish();
+  }
+
+  // --- topics, workload --------------------------------------------------------------
+
+  void read_topic(const Value& v) {
+    ObjectReader r(v);
+    TopicSpec t;
+    t.name = r.string("name");
+    if (!valid_topic_name(t.name) || t.name.rfind("__", 0) == 0) {
+      r.required("name").fail(fmt::format(
+          "\"{}\" is not a topic name a client may create (letters, digits, '.', '_', '-'; at most 249; "
+          "not starting with \"__\")",
+          t.name));
+    }
+    for (const TopicSpec& other : s_.topics) {
+      if (other.name == t.name) r.required("name").fail(fmt::format("topic \"{}\" is defined twice", t.name));
+    }
+    t.partitions = static_cast<int32_t>(r.integer("partitions", 1, 1, 100000));
+    const int64_t brokers = static_cast<int64_t>(s_.brokers.size());
+    if (brokers == 0) r.value().fail("a topic needs brokers, and the scenario has none");
+    t.replication_factor = static_cast<int16_t>(r.integer("replication_factor", 1, 1, 32767));
+    if (t.replication_factor > brokers) {
+      r.required("replication_factor")
+          .fail(fmt::format("replication factor {} is above the number of brokers ({})", t.replication_factor,
+                            brokers));
+    }
+    t.config = r.properties("config");
+    if (std::optional<Value> c = r.optional("config")) {
+      try {
+        kafka::apply_topic_overrides(kafka::LogConfig{}, model::from_map(t.config, "topic " + t.name));
+      } catch (const model::ConfigError& e) {
+        if (!e.key().empty()) {
+          throw InputError(file_, fmt::format("{}[{}]", c->path(), nlohmann::json(e.key()).dump()), e.message());
+        }
+        c->fail(e.message());
+      }
+    }
+    r.finish();
+    s_.topics.push_back(std::move(t));
+  }
+
+  void read_workload(const Value& v) {
+    ObjectReader r(v);
+    s_.workload.type = r.choice("type", {"lab", "steady"});
+    s_.workload.path = v.path();
+    s_.workload.params = v.json();
+    s_.workload.params.erase("type");
+    // The workload's own fields are checked by the workload when the run is
+    // built (model/scenario/run.h); they are not unknown here.
+    std::vector<std::string> own;
+    for (auto it = v.json().begin(); it != v.json().end(); ++it) own.push_back(it.key());
+    r.finish(own);
+  }
+
+  // --- faults -------------------------------------------------------------------------
+
+  std::string require_host(ObjectReader& r, const char* key) {
+    const Value v = r.required(key);
+    const std::string name = v.as_string();
+    if (s_.host(name) == nullptr) {
+      std::string hint = s_.is_process(name)
+                             ? fmt::format(" (\"{}\" is a process, on host \"{}\")", name, s_.host_of_process(name)->name)
+                             : "";
+      v.fail(fmt::format("no host named \"{}\"{}; hosts: {}", name, hint, host_list()));
+    }
+    return name;
+  }
+  std::string require_process(ObjectReader& r, const char* key) {
+    const Value v = r.required(key);
+    const std::string name = v.as_string();
+    if (!s_.is_process(name)) {
+      std::string hint = s_.host(name) != nullptr ? fmt::format(" (\"{}\" is a host)", name) : "";
+      v.fail(fmt::format("no process named \"{}\"{}; processes: {}", name, hint, process_list()));
+    }
+    return name;
+  }
+  std::string host_list() const {
+    std::string out;
+    for (const HostSpec& h : s_.hosts) out += (out.empty() ? "" : ", ") + h.name;
+    return out;
+  }
+  std::string process_list() const {
+    std::string out;
+    for (const ZooKeeperSpec& z : s_.zookeepers) out += fmt::format("{}zk{}", out.empty() ? "" : ", ", z.id);
+    for (const BrokerSpec& b : s_.brokers) out += fmt::format("{}kafka{}", out.empty() ? "" : ", ", b.id);
+    for (const ClientSpec& c : s_.clients) out += (out.empty() ? "" : ", ") + c.name;
+    return out;
+  }
+
+  void read_fault(const Value& v) {
+    ObjectReader r(v);
+    Fault f;
+    f.path = v.path();
+    f.at_us = seconds_to_us(r.number("at", 0, kMaxSeconds));
+    if (f.at_us > s_.duration_us) {
+      r.required("at").fail(fmt::format("{} s is after the end of the run (duration_s {})", f.at_us / 1e6,
+                                        s_.duration_us / 1e6));
+    }
+    f.action = action_from(r.choice("action", kFaultActions));
+    switch (f.action) {
+      case FaultAction::power_off:
+      case FaultAction::power_on:
+      case FaultAction::isolate:
+        f.target = require_host(r, "target");
+        break;
+      case FaultAction::replace_address: {
+        f.target = require_host(r, "target");
+        f.address = r.string("address");
+        if (!valid_address(f.address)) {
+          r.required("address").fail(fmt::format("expected an IPv4 address, got \"{}\"", f.address));
+        }
+        for (const HostSpec& h : s_.hosts) {
+          if (h.address == f.address) {
+            r.required("address").fail(fmt::format("{} is host \"{}\"'s address", f.address, h.name));
+          }
+        }
+        break;
+      }
+      case FaultAction::kill:
+      case FaultAction::start:
+      case FaultAction::stop:
+      case FaultAction::pause:
+      case FaultAction::resume:
+        f.target = require_process(r, "target");
+        break;
+      case FaultAction::partition:
+        read_partition(r, f);
+        break;
+      case FaultAction::heal:
+      case FaultAction::restart_clients:
+        break;
+    }
+    r.finish();
+    s_.faults.push_back(std::move(f));
+  }
+
+  void read_partition(ObjectReader& r, Fault& f) {
+    const bool groups = r.has("groups");
+    const bool one_way = r.has("from") || r.has("to");
+    if (groups == one_way) {
+      r.value().fail("a partition has either \"groups\" (sides that cannot reach each other) or \"from\" and "
+                     "\"to\" (one way), not both and not neither");
+    }
+    if (one_way) {
+      f.from = require_host(r, "from");
+      f.to = require_host(r, "to");
+      if (f.from == f.to) r.required("to").fail("a host cannot be cut from itself");
+      return;
+    }
+    std::set<std::string> seen;
+    for (const Value& side : r.required("groups").as_array(2)) {
+      std::vector<std::string> hosts;
+      for (const Value& h : side.as_array(1)) {
+        const std::string name = h.as_string();
+        if (s_.host(name) == nullptr) h.fail(fmt::format("no host named \"{}\"; hosts: {}", name, host_list()));
+        if (!seen.insert(name).second) h.fail(fmt::format("host \"{}\" is in two groups", name));
+        hosts.push_back(name);
+      }
+      f.groups.push_back(std::move(hosts));
+    }
+  }
+
+  void read_nemesis(const Value& v) {
+    ObjectReader r(v);
+    NemesisSpec n;
+    for (const Value& k : r.required("kinds").as_array(1)) {
+      n.kinds.push_back(action_from(k.as_choice({"kill", "pause", "stop", "power_off", "partition", "isolate"})));
+    }
+    for (const Value& t : r.required("targets").as_array(1)) {
+      const std::string name = t.as_string();
+      if (name != "brokers" && name != "zookeepers" && name != "clients" && s_.host(name) == nullptr &&
+          !s_.is_process(name)) {
+        t.fail(fmt::format("expected \"brokers\", \"zookeepers\", \"clients\", a host or a process, got \"{}\"", name));
+      }
+      n.targets.push_back(name);
+    }
+    n.start_us = seconds_to_us(r.number("start_s", 0, 0, kMaxSeconds));
+    n.mean_interval_us = seconds_to_us(r.number("mean_interval_s", 30, 0.001, kMaxSeconds));
+    n.min_duration_us = seconds_to_us(r.number("min_duration_s", 5, 0, kMaxSeconds));
+    n.max_duration_us = seconds_to_us(r.number("max_duration_s", 30, 0, kMaxSeconds));
+    if (n.max_duration_us < n.min_duration_us) {
+      r.required("max_duration_s").fail("max_duration_s is below min_duration_s");
+    }
+    n.quiet_us = seconds_to_us(r.number("quiet_s", 60, 0, kMaxSeconds));
+    if (n.start_us + n.quiet_us >= s_.duration_us) {
+      r.value().fail(fmt::format("start_s + quiet_s ({} s) leaves no time for faults in a run of {} s",
+                                 (n.start_us + n.quiet_us) / 1e6, s_.duration_us / 1e6));
+    }
+    r.finish();
+    s_.nemesis = std::move(n);
+  }
+
+  struct PendingZk {
+    int32_t id = 0;
+    std::string host;
+    std::optional<Value> where;
+    PropertySource own;
+  };
+  struct PendingBroker {
+    kafka::BrokerId id = 0;
+    std::string host;
+    std::optional<Value> where;
+    PropertySource own;
+  };
+
+  std::string file_;
+  std::string dir_;
+  nlohmann::json root_;
+  Scenario s_;
+  PropertySource zk_;
+  PropertySource kafka_;
+  std::vector<PendingZk> pending_zk_;
+  std::vector<PendingBroker> pending_brokers_;
+  std::set<std::string> names_;
+  std::map<std::pair<std::string, int64_t>, std::string> ports_;
+};
+
+}  // namespace
+
+Scenario parse_scenario(const std::string& file, std::string_view text) {
+  Loader loader(file, text);
+  return loader.load();
+}
+
+Scenario load_scenario(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file, "", "cannot read the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_scenario(file, text.str());
+}
+
+}  // namespace scenario

@@ -1,0 +1,341 @@
+// Scenario files: what a good one resolves to, and the message each kind of
+// mistake gets (model/scenario/scenario.h).
+#include "model/scenario/scenario.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace scenario {
+namespace {
+
+// The seed-000 lab, as a scenario file would hold it.
+const char* const kGood = R"({
+  "name": "seed-000 rolling power-off",
+  "version": "2.2",
+  "seed": 7,
+  "duration_s": 960,
+  "zookeeper": {"properties": {"tickTime": 2000, "initLimit": 5, "syncLimit": 2}},
+  "kafka": {"properties": {"default.replication.factor": 3, "zookeeper.connection.timeout.ms": 6000}},
+  "hosts": [
+    {"name": "node1", "address": "10.0.0.1", "zookeeper": {"id": 1}, "brokers": [{"id": 1}]},
+    {"name": "node2", "address": "10.0.0.2", "zookeeper": {"id": 2}, "brokers": [{"id": 2}]},
+    {"name": "node3", "address": "10.0.0.3", "zookeeper": {"id": 3},
+     "brokers": [{"id": 3, "properties": {"log.dirs": "/data/kafka"}}]},
+    {"name": "client", "address": "10.0.0.10", "clients": ["producer", "consumer"]}
+  ],
+  "clients": {"producer": {"request.timeout.ms": 10000}, "consumer": {"auto.offset.reset": "earliest"}},
+  "topics": [{"name": "test", "partitions": 2, "replication_factor": 3, "config": {"retention.ms": 60000}}],
+  "workload": {"type": "lab", "tries": 5},
+  "faults": [
+    {"at": 300, "action": "power_on", "target": "node1"},
+    {"at": 60.25, "action": "power_off", "target": "node1"},
+    {"at": 400, "action": "partition", "groups": [["node1"], ["node2", "node3"]]},
+    {"at": 410, "action": "partition", "from": "node2", "to": "client"},
+    {"at": 420, "action": "kill", "target": "kafka2"},
+    {"at": 430, "action": "replace_address", "target": "node3", "address": "10.0.0.33"},
+    {"at": 440, "action": "heal"}
+  ],
+  "expect": ["max_stall_s <= 20", "lost == 0 || true"]
+})";
+
+nlohmann::json good() { return nlohmann::json::parse(kGood); }
+
+std::string error_of(const nlohmann::json& j) {
+  try {
+    (void)parse_scenario("s.json", j.dump(2));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ScenarioFile, AGoodFileResolvesEveryProcessConfiguration) {
+  const Scenario s = parse_scenario("s.json", kGood);
+  EXPECT_EQ(s.name, "seed-000 rolling power-off");
+  EXPECT_EQ(s.version, kafka::VersionProfile::v2_2);
+  EXPECT_EQ(s.seed, 7u);
+  EXPECT_EQ(s.duration_us, 960'000'000);
+  ASSERT_EQ(s.hosts.size(), 4u);
+  ASSERT_EQ(s.zookeepers.size(), 3u);
+  const zk::ServerConfig& z2 = s.zookeepers[1].config;
+  EXPECT_EQ(z2.myid, 2);
+  EXPECT_EQ(z2.init_limit, 5);
+  EXPECT_EQ(z2.sync_limit, 2);
+  ASSERT_EQ(z2.servers.size(), 3u);
+  EXPECT_EQ(z2.servers.at(3).host, "10.0.0.3");
+
+  ASSERT_EQ(s.brokers.size(), 3u);
+  const kafka::BrokerConfig& b3 = s.brokers[2].config;
+  EXPECT_EQ(b3.broker_id, 3);
+  EXPECT_EQ(b3.zookeeper_connect, "10.0.0.1:2181,10.0.0.2:2181,10.0.0.3:2181");
+  EXPECT_EQ(b3.zookeeper_session_timeout_ms, 6000);  // the 2.2 default
+  EXPECT_EQ(b3.zookeeper_connection_timeout_ms, 6000);
+  EXPECT_EQ(b3.default_replication_factor, 3);
+  EXPECT_EQ(b3.log_dirs, std::vector<std::string>{"/data/kafka"});
+  EXPECT_EQ(s.brokers[0].config.log_dirs, std::vector<std::string>{"/var/lib/kafka/data"});
+
+  ASSERT_EQ(s.clients.size(), 2u);
+  EXPECT_EQ(s.clients[1].name, "consumer");
+  EXPECT_EQ(s.host_of_process("consumer")->name, "client");
+  EXPECT_EQ(s.host_of_process("kafka2")->name, "node2");
+  EXPECT_EQ(s.host_of_process("zk3")->address, "10.0.0.3");
+  EXPECT_EQ(s.host_of_process("node1"), nullptr);
+  EXPECT_EQ(s.producer_properties.at("request.timeout.ms"), "10000");
+  EXPECT_EQ(s.consumer_properties.at("auto.offset.reset"), "earliest");
+
+  ASSERT_EQ(s.topics.size(), 1u);
+  EXPECT_EQ(s.topics[0].partitions, 2);
+  EXPECT_EQ(s.topics[0].replication_factor, 3);
+  EXPECT_EQ(s.topics[0].config.at("retention.ms"), "60000");
+
+  EXPECT_EQ(s.workload.type, "lab");
+  EXPECT_EQ(s.workload.params, nlohmann::json({{"tries", 5}}));
+
+  // Sorted by time.
+  ASSERT_EQ(s.faults.size(), 7u);
+  EXPECT_EQ(s.faults[0].action, FaultAction::power_off);
+  EXPECT_EQ(s.faults[0].at_us, 60'250'000);
+  EXPECT_EQ(s.faults[0].path, "$.faults[1]");
+  EXPECT_EQ(s.faults[1].action, FaultAction::power_on);
+  EXPECT_EQ(s.faults[2].groups, (std::vector<std::vector<std::string>>{{"node1"}, {"node2", "node3"}}));
+  EXPECT_EQ(s.faults[3].from, "node2");
+  EXPECT_EQ(s.faults[3].to, "client");
+  EXPECT_EQ(s.faults[5].address, "10.0.0.33");
+  ASSERT_EQ(s.expectations.size(), 2u);
+  EXPECT_EQ(s.expectations[0].text(), "max_stall_s <= 20");
+}
+
+TEST(ScenarioFile, TheHashIgnoresLayoutButNotContent) {
+  const Scenario a = parse_scenario("a.json", kGood);
+  const Scenario b = parse_scenario("b.json", good().dump());  // no white space, keys reordered
+  EXPECT_EQ(a.hash, b.hash);
+  EXPECT_EQ(a.hash.size(), 16u);
+  nlohmann::json j = good();
+  j["seed"] = 8;
+  EXPECT_NE(parse_scenario("c.json", j.dump()).hash, a.hash);
+}
+
+TEST(ScenarioFile, PropertiesFilesAreReadRelativeToTheScenario) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "kafkasim_scenario_files";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream out(dir / "server.properties");
+    out << "# a shipped file\nnum.partitions=4\nzookeeper.session.timeout.ms=9000\n";
+    std::ofstream zoo(dir / "zoo.cfg");
+    zoo << "tickTime=3000\ninitLimit=7\nsyncLimit=3\n";
+  }
+  nlohmann::json j = good();
+  j["kafka"] = {{"file", "server.properties"}, {"properties", {{"num.partitions", 6}}}};
+  j["zookeeper"] = {{"file", "zoo.cfg"}};
+  {
+    std::ofstream out(dir / "s.json");
+    out << j.dump(2);
+  }
+  const Scenario s = load_scenario((dir / "s.json").string());
+  EXPECT_EQ(s.brokers[0].config.num_partitions, 6);  // inline wins over the file
+  EXPECT_EQ(s.brokers[0].config.zookeeper_session_timeout_ms, 9000);
+  EXPECT_EQ(s.zookeepers[0].config.tick_time_ms, 3000);
+  EXPECT_EQ(s.zookeepers[0].config.init_limit, 7);
+
+  // A misspelt key in a referenced file names the file and the line.
+  {
+    std::ofstream out(dir / "server.properties");
+    out << "num.partitions=4\nzookeeper.session.tmeout.ms=9000\n";
+  }
+  try {
+    (void)load_scenario((dir / "s.json").string());
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("at $.kafka: " + (dir / "server.properties").string() + " line 2:"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("zookeeper.session.timeout.ms"), std::string::npos) << what;
+  }
+  j["zookeeper"] = good()["zookeeper"];
+  j["kafka"] = {{"file", "missing.properties"}};
+  EXPECT_EQ(error_of(j).rfind("s.json: at $.kafka.file: cannot read the file", 0), 0u) << error_of(j);
+}
+
+struct Broken {
+  const char* what;
+  std::function<void(nlohmann::json&)> edit;
+  std::string message;
+};
+
+TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
+  const std::vector<Broken> cases = {
+      {"a misspelt Kafka key", [](nlohmann::json& j) { j["kafka"]["properties"]["zookeeper.session.tmeout.ms"] = 6000; },
+       "s.json: at $.kafka.properties[\"zookeeper.session.tmeout.ms\"]: unknown key; did you mean "
+       "'zookeeper.session.timeout.ms'?"},
+      {"a misspelt per-broker key", [](nlohmann::json& j) { j["hosts"][1]["brokers"][0]["properties"]["min.insync.replica"] = 2; },
+       "s.json: at $.hosts[1].brokers[0].properties[\"min.insync.replica\"]: unknown key; did you mean "
+       "'min.insync.replicas'?"},
+      {"an out-of-range Kafka value", [](nlohmann::json& j) { j["kafka"]["properties"]["num.partitions"] = 0; },
+       "s.json: at $.kafka.properties[\"num.partitions\"]: expected a positive integer (partitions, at most "
+       "2147483647), got '0'"},
+      {"a misspelt zoo.cfg key", [](nlohmann::json& j) { j["zookeeper"]["properties"]["tickTme"] = 2000; },
+       "s.json: at $.zookeeper.properties[\"tickTme\"]: unknown key; did you mean 'tickTime'?"},
+      {"a server list given by hand", [](nlohmann::json& j) { j["zookeeper"]["properties"]["server.1"] = "a:1:2"; },
+       "s.json: at $.zookeeper.properties[\"server.1\"]: 'server.1': the ensemble's server list comes from the "
+       "hosts; remove it"},
+      {"an unknown top-level field", [](nlohmann::json& j) { j["faultz"] = nlohmann::json::array(); },
+       "s.json: at $.faultz: unknown field \"faultz\" (did you mean \"faults\"?); known fields here: clients, "
+       "description, duration_s, expect, faults, hosts, kafka, name, nemesis, seed, topics, version, workload, "
+       "zookeeper"},
+      {"an unknown host field", [](nlohmann::json& j) { j["hosts"][0]["zookeper"] = {{"id", 9}}; },
+       "s.json: at $.hosts[0].zookeper: unknown field \"zookeper\" (did you mean \"zookeeper\"?); known fields "
+       "here: address, brokers, clients, name, zookeeper"},
+      {"a bad version", [](nlohmann::json& j) { j["version"] = "1.1"; },
+       "s.json: at $.version: expected one of 2.2, 2.8, 3.9, got '1.1'"},
+      {"no duration", [](nlohmann::json& j) { j.erase("duration_s"); },
+       "s.json: at $: missing the required field \"duration_s\""},
+      {"a negative duration", [](nlohmann::json& j) { j["duration_s"] = -1; },
+       "s.json: at $.duration_s: expected a number from 1e-06 to 31536000, got -1 (an integer)"},
+      {"no hosts", [](nlohmann::json& j) { j["hosts"] = nlohmann::json::array(); },
+       "s.json: at $.hosts: expected an array of at least 1 element, got 0"},
+      {"no ZooKeeper", [](nlohmann::json& j) { for (auto& h : j["hosts"]) h.erase("zookeeper"); },
+       "s.json: at $: a cluster needs at least one ZooKeeper server (\"zookeeper\" on a host)"},
+      {"a duplicate host name", [](nlohmann::json& j) { j["hosts"][1]["name"] = "node1"; },
+       "s.json: at $.hosts[1].name: the name \"node1\" is used twice (hosts and processes share one namespace)"},
+      {"a duplicate address", [](nlohmann::json& j) { j["hosts"][1]["address"] = "10.0.0.1"; },
+       "s.json: at $.hosts[1].address: the address 10.0.0.1 is already host \"node1\"'s"},
+      {"a bad address", [](nlohmann::json& j) { j["hosts"][1]["address"] = "10.0.0.256"; },
+       "s.json: at $.hosts[1].address: expected an IPv4 address such as \"10.0.0.1\", got \"10.0.0.256\""},
+      {"a duplicate broker id", [](nlohmann::json& j) { j["hosts"][1]["brokers"][0]["id"] = 1; },
+       "s.json: at $.hosts[1].brokers[0].id: broker id 1 is used twice"},
+      {"a duplicate ZooKeeper id", [](nlohmann::json& j) { j["hosts"][2]["zookeeper"]["id"] = 1; },
+       "s.json: at $.hosts[2].zookeeper.id: ZooKeeper server id 1 is used twice"},
+      {"a ZooKeeper id out of range", [](nlohmann::json& j) { j["hosts"][2]["zookeeper"]["id"] = 0; },
+       "s.json: at $.hosts[2].zookeeper.id: expected an integer from 1 to 255, got 0 (an integer)"},
+      {"two brokers on one port of one host",
+       [](nlohmann::json& j) { j["hosts"][0]["brokers"].push_back({{"id", 4}, {"properties", {{"log.dirs", "/d4"}}}}); },
+       "s.json: at $.hosts[0].brokers[1]: port 9092 on host \"node1\" is already taken by kafka1"},
+      {"two brokers in one log directory",
+       [](nlohmann::json& j) { j["hosts"][0]["brokers"].push_back({{"id", 4}, {"properties", {{"listeners", "PLAINTEXT://:9093"}}}}); },
+       "s.json: at $.hosts[0].brokers[1]: log directory /var/lib/kafka/data on host \"node1\" is already kafka1's"},
+      {"a contradicting broker.id",
+       [](nlohmann::json& j) { j["hosts"][0]["brokers"][0]["properties"] = {{"broker.id", 5}}; },
+       "s.json: at $.hosts[0].brokers[0].properties[\"broker.id\"]: broker.id 5 contradicts the broker's \"id\" 1"},
+      {"a client named like a process", [](nlohmann::json& j) { j["hosts"][3]["clients"][0] = "kafka1"; },
+       "s.json: at $.hosts[3].clients[0]: the name \"kafka1\" is used twice (hosts and processes share one namespace)"},
+      {"a replication factor above the broker count", [](nlohmann::json& j) { j["topics"][0]["replication_factor"] = 4; },
+       "s.json: at $.topics[0].replication_factor: replication factor 4 is above the number of brokers (3)"},
+      {"a bad topic name", [](nlohmann::json& j) { j["topics"][0]["name"] = "my topic"; },
+       "s.json: at $.topics[0].name: \"my topic\" is not a topic name a client may create (letters, digits, '.', "
+       "'_', '-'; at most 249; not starting with \"__\")"},
+      {"a misspelt topic config", [](nlohmann::json& j) { j["topics"][0]["config"]["retention.mss"] = 5; },
+       "s.json: at $.topics[0].config[\"retention.mss\"]: unknown key; did you mean 'retention.ms'?"},
+      {"a duplicate topic", [](nlohmann::json& j) { j["topics"].push_back(j["topics"][0]); },
+       "s.json: at $.topics[1].name: topic \"test\" is defined twice"},
+      {"an unknown workload", [](nlohmann::json& j) { j["workload"]["type"] = "stedy"; },
+       "s.json: at $.workload.type: expected one of \"lab\", \"steady\", got \"stedy\" (did you mean \"steady\"?)"},
+      {"a fault after the end", [](nlohmann::json& j) { j["faults"][0]["at"] = 961; },
+       "s.json: at $.faults[0].at: 961 s is after the end of the run (duration_s 960)"},
+      {"an unknown action", [](nlohmann::json& j) { j["faults"][0]["action"] = "poweroff"; },
+       "s.json: at $.faults[0].action: expected one of \"power_off\", \"power_on\", \"kill\", \"start\", \"stop\", "
+       "\"pause\", \"resume\", \"partition\", \"isolate\", \"heal\", \"replace_address\", \"restart_clients\", got "
+       "\"poweroff\" (did you mean \"power_off\"?)"},
+      {"a fault on a host that does not exist", [](nlohmann::json& j) { j["faults"][0]["target"] = "node4"; },
+       "s.json: at $.faults[0].target: no host named \"node4\"; hosts: node1, node2, node3, client"},
+      {"a host fault on a process", [](nlohmann::json& j) { j["faults"][0]["target"] = "kafka1"; },
+       "s.json: at $.faults[0].target: no host named \"kafka1\" (\"kafka1\" is a process, on host \"node1\"); "
+       "hosts: node1, node2, node3, client"},
+      {"a process fault on a host", [](nlohmann::json& j) { j["faults"][4]["target"] = "node2"; },
+       "s.json: at $.faults[4].target: no process named \"node2\" (\"node2\" is a host); processes: zk1, zk2, zk3, "
+       "kafka1, kafka2, kafka3, producer, consumer"},
+      {"a field of another action", [](nlohmann::json& j) { j["faults"][6]["target"] = "node1"; },
+       "s.json: at $.faults[6].target: unknown field \"target\"; known fields here: action, at"},
+      {"a partition with both shapes", [](nlohmann::json& j) { j["faults"][2]["from"] = "node1"; },
+       "s.json: at $.faults[2]: a partition has either \"groups\" (sides that cannot reach each other) or \"from\" "
+       "and \"to\" (one way), not both and not neither"},
+      {"a host in two groups", [](nlohmann::json& j) { j["faults"][2]["groups"][1][0] = "node1"; },
+       "s.json: at $.faults[2].groups[1][0]: host \"node1\" is in two groups"},
+      {"one group", [](nlohmann::json& j) { j["faults"][2]["groups"] = {{"node1"}}; },
+       "s.json: at $.faults[2].groups: expected an array of at least 2 elements, got 1"},
+      {"an address already taken", [](nlohmann::json& j) { j["faults"][5]["address"] = "10.0.0.2"; },
+       "s.json: at $.faults[5].address: 10.0.0.2 is host \"node2\"'s address"},
+      {"an expectation that does not parse", [](nlohmann::json& j) { j["expect"][0] = "max_stall_s = 20"; },
+       "s.json: at $.expect[0]: in the expectation \"max_stall_s = 20\": column 13: '=' is not an operator; compare "
+       "with '=='"},
+      {"a property that is an object", [](nlohmann::json& j) { j["clients"]["producer"]["acks"] = {{"x", 1}}; },
+       "s.json: at $.clients.producer.acks: expected a property value (a string, a number or a boolean), got "
+       "{\"x\":1} (an object)"},
+      {"a nemesis with no room", [](nlohmann::json& j) { j["nemesis"] = {{"kinds", {"kill"}}, {"targets", {"brokers"}}, {"start_s", 900}}; },
+       "s.json: at $.nemesis: start_s + quiet_s (960 s) leaves no time for faults in a run of 960 s"},
+      {"a nemesis on an unknown target", [](nlohmann::json& j) { j["nemesis"] = {{"kinds", {"kill"}}, {"targets", {"broker"}}}; },
+       "s.json: at $.nemesis.targets[0]: expected \"brokers\", \"zookeepers\", \"clients\", a host or a process, got "
+       "\"broker\""},
+      {"a nemesis of an unknown kind", [](nlohmann::json& j) { j["nemesis"] = {{"kinds", {"heal"}}, {"targets", {"brokers"}}}; },
+       "s.json: at $.nemesis.kinds[0]: expected one of \"kill\", \"pause\", \"stop\", \"power_off\", \"partition\", "
+       "\"isolate\", got \"heal\""},
+  };
+  for (const Broken& c : cases) {
+    nlohmann::json j = good();
+    c.edit(j);
+    EXPECT_EQ(error_of(j), c.message) << c.what;
+  }
+  EXPECT_EQ(error_of(nlohmann::json::array()), "s.json: at $: expected an object, got [] (an array)");
+}
+
+TEST(ScenarioFile, MalformedJsonIsAnInputError) {
+  try {
+    (void)parse_scenario("s.json", "{\"name\": \"x\",\n \"hosts\": [}\n");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("s.json: malformed JSON at line 2, column 12", 0), 0u) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace scenario
+
+namespace scenario {
+namespace {
+
+// docs/scenario.schema.json lists, for each object, the fields the reader
+// accepts: an unknown field at each level must name exactly those.
+TEST(ScenarioFile, TheJsonSchemaListsTheFieldsTheReaderAccepts) {
+  const nlohmann::json schema = read_json_file(KAFKASIM_SOURCE_DIR "/docs/scenario.schema.json");
+  const nlohmann::json& defs = schema.at("$defs");
+  struct Level {
+    const char* what;
+    std::function<void(nlohmann::json&)> add_unknown;
+    const nlohmann::json& schema_object;
+  };
+  const std::vector<Level> levels = {
+      {"top level", [](nlohmann::json& j) { j["zzz"] = 1; }, schema},
+      {"cluster config", [](nlohmann::json& j) { j["kafka"]["zzz"] = 1; }, defs.at("config")},
+      {"host", [](nlohmann::json& j) { j["hosts"][0]["zzz"] = 1; }, defs.at("host")},
+      {"host zookeeper", [](nlohmann::json& j) { j["hosts"][0]["zookeeper"]["zzz"] = 1; },
+       defs.at("host").at("properties").at("zookeeper")},
+      {"broker", [](nlohmann::json& j) { j["hosts"][0]["brokers"][0]["zzz"] = 1; },
+       defs.at("host").at("properties").at("brokers").at("items")},
+      {"clients", [](nlohmann::json& j) { j["clients"]["zzz"] = nlohmann::json::object(); },
+       schema.at("properties").at("clients")},
+      {"topic", [](nlohmann::json& j) { j["topics"][0]["zzz"] = 1; }, defs.at("topic")},
+      {"nemesis",
+       [](nlohmann::json& j) { j["nemesis"] = {{"kinds", {"kill"}}, {"targets", {"brokers"}}, {"zzz", 1}}; },
+       defs.at("nemesis")},
+  };
+  for (const Level& level : levels) {
+    nlohmann::json j = good();
+    level.add_unknown(j);
+    const std::string e = error_of(j);
+    const std::string marker = "known fields here: ";
+    const size_t at = e.find(marker);
+    ASSERT_NE(at, std::string::npos) << level.what << ": " << e;
+    std::string listed = e.substr(at + marker.size());
+    std::string expected;
+    for (auto it = level.schema_object.at("properties").begin(); it != level.schema_object.at("properties").end();
+         ++it) {
+      expected += (expected.empty() ? "" : ", ") + it.key();  // nlohmann keeps keys sorted
+    }
+    EXPECT_EQ(listed, expected) << level.what;
+    EXPECT_EQ(level.schema_object.at("additionalProperties"), false) << level.what;
+  }
+}
+
+}  // namespace
+}  // namespace scenario
