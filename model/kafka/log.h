@@ -45,8 +45,9 @@ struct Record {
   int32_t size = 0;    // bytes, as they count against segment.bytes
   // The record key where it matters to the model: empty for the clients'
   // records (their key only chose the partition), the group and partition of
-  // a committed offset or the group of a group's metadata in
-  // __consumer_offsets (see model/kafka/group_coordinator.h).
+  // a committed offset, or the group of a group's metadata followed by that
+  // metadata's bytes, in __consumer_offsets (group_coordinator.h explains why
+  // the value rides in the key: client records stay one string long).
   std::string key;
   friend bool operator==(const Record&, const Record&) = default;
 };

@@ -18,27 +18,6 @@ namespace {
 using sim::Duration;
 using Records = std::vector<std::pair<int64_t, uint64_t>>;
 
-void cut(Cluster& c, BrokerId a, BrokerId b) {
-  c.world().network().block(c.broker_host(a), c.broker_host(b));
-  c.world().network().block(c.broker_host(b), c.broker_host(a));
-}
-
-BrokerId non_controller(Cluster& c) {
-  const BrokerId ctl = *c.controller();
-  for (BrokerId b : c.broker_ids()) {
-    if (b != ctl) return b;
-  }
-  return ctl;
-}
-
-std::vector<BrokerId> leader_first(Cluster& c, BrokerId leader) {
-  std::vector<BrokerId> r{leader};
-  for (BrokerId b : c.broker_ids()) {
-    if (b != leader) r.push_back(b);
-  }
-  return r;
-}
-
 std::vector<BrokerId> brokers_of(const std::vector<check::FinalState::Replica>& replicas) {
   std::vector<BrokerId> ids;
   for (const auto& r : replicas) ids.push_back(r.broker);

@@ -34,22 +34,6 @@ namespace {
 
 using sim::Duration;
 
-BrokerId non_controller(Cluster& c) {
-  const BrokerId ctl = *c.controller();
-  for (BrokerId b : c.broker_ids()) {
-    if (b != ctl) return b;
-  }
-  return ctl;
-}
-
-std::vector<BrokerId> leader_first(Cluster& c, BrokerId leader) {
-  std::vector<BrokerId> r{leader};
-  for (BrokerId b : c.broker_ids()) {
-    if (b != leader) r.push_back(b);
-  }
-  return r;
-}
-
 check::CheckOptions check_options(Cluster& c) {
   check::CheckOptions o;
   o.end_time_us = c.world().now().us();

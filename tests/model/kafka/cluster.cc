@@ -254,4 +254,25 @@ std::vector<uint64_t> Cluster::log_values(BrokerId id, const TopicPartition& tp)
   return out;
 }
 
+void cut(Cluster& c, BrokerId a, BrokerId b) {
+  c.world().network().block(c.broker_host(a), c.broker_host(b));
+  c.world().network().block(c.broker_host(b), c.broker_host(a));
+}
+
+BrokerId non_controller(Cluster& c) {
+  const BrokerId ctl = *c.controller();
+  for (BrokerId b : c.broker_ids()) {
+    if (b != ctl) return b;
+  }
+  return ctl;
+}
+
+std::vector<BrokerId> leader_first(Cluster& c, BrokerId leader) {
+  std::vector<BrokerId> r{leader};
+  for (BrokerId b : c.broker_ids()) {
+    if (b != leader) r.push_back(b);
+  }
+  return r;
+}
+
 }  // namespace kafka::testing

@@ -155,4 +155,13 @@ class InvariantChecker : public Invariants {
   }
 };
 
+// Helpers the scenario tests share.
+// Cuts broker `a` off from broker `b` in both directions.
+void cut(Cluster& c, BrokerId a, BrokerId b);
+// A broker other than the controller, so that killing it does not also move
+// the controller.
+BrokerId non_controller(Cluster& c);
+// A replica list with `leader` first (the preferred leader), then the others.
+std::vector<BrokerId> leader_first(Cluster& c, BrokerId leader);
+
 }  // namespace kafka::testing

@@ -14,30 +14,6 @@ namespace {
 
 using sim::Duration;
 
-// Cuts `a` off from `b` in both directions.
-void cut(Cluster& c, BrokerId a, BrokerId b) {
-  c.world().network().block(c.broker_host(a), c.broker_host(b));
-  c.world().network().block(c.broker_host(b), c.broker_host(a));
-}
-
-// A broker other than the controller, so that killing it does not also move
-// the controller.
-BrokerId non_controller(Cluster& c) {
-  const BrokerId ctl = *c.controller();
-  for (BrokerId b : c.broker_ids()) {
-    if (b != ctl) return b;
-  }
-  return ctl;
-}
-
-std::vector<BrokerId> leader_first(Cluster& c, BrokerId leader) {
-  std::vector<BrokerId> r{leader};
-  for (BrokerId b : c.broker_ids()) {
-    if (b != leader) r.push_back(b);
-  }
-  return r;
-}
-
 // acks=1: the leader acknowledges on its own append. If it dies before a
 // follower fetched the record, the follower elected in its place never had
 // it, and the old leader truncates it away when it comes back.
