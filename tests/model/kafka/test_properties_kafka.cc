@@ -35,6 +35,7 @@
 
 #include <fmt/format.h>
 
+#include "check_property.h"
 #include "kafka/cluster.h"
 #include "sim/assert.h"
 
@@ -978,28 +979,7 @@ void rc_assert_passed(const Verdict& v) {
   RC_FAIL(*v.failure);
 }
 
-// --- running a property with its own number of cases --------------------------------
-
-// RC_GTEST_PROP with a case count of the property's own, unless RC_PARAMS
-// sets max_success (to explore further by hand). True when it passed.
-template <typename Testable>
-bool check_property(Testable&& testable, int cases) {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  rc::detail::TestMetadata metadata;
-  metadata.id = std::string(info->test_suite_name()) + "/" + info->name();
-  metadata.description = info->name();
-  rc::detail::TestParams params = rc::detail::configuration().testParams;
-  const char* env = std::getenv("RC_PARAMS");
-  if (env == nullptr || std::string_view(env).find("max_success") == std::string_view::npos) {
-    params.maxSuccess = cases;
-  }
-  const auto result = rc::detail::checkTestable(std::forward<Testable>(testable), metadata, params);
-  if (result.template is<rc::detail::SuccessResult>()) return true;
-  std::ostringstream ss;
-  rc::detail::printResultMessage(result, ss);
-  ADD_FAILURE() << ss.str() << std::endl;
-  return false;
-}
+using kafkasim::testing::check_property;
 
 // --- the properties -----------------------------------------------------------------------
 

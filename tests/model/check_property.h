@@ -1,0 +1,39 @@
+// Running a rapidcheck property with a case count of its own inside a
+// GoogleTest TEST, for the properties whose cases are whole cluster runs.
+#pragma once
+
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+namespace kafkasim::testing {
+
+// rc::check with `cases` cases, unless RC_PARAMS sets max_success (to explore
+// further by hand); the seed and the rest still come from RC_PARAMS. A
+// failure is reported to GoogleTest with rapidcheck's message (counterexample
+// and reproduce string). True when the property held.
+template <typename Testable>
+bool check_property(Testable&& testable, int cases) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  rc::detail::TestMetadata metadata;
+  metadata.id = std::string(info->test_suite_name()) + "/" + info->name();
+  metadata.description = info->name();
+  rc::detail::TestParams params = rc::detail::configuration().testParams;
+  const char* env = std::getenv("RC_PARAMS");
+  if (env == nullptr || std::string_view(env).find("max_success") == std::string_view::npos) {
+    params.maxSuccess = cases;
+  }
+  const auto result = rc::detail::checkTestable(std::forward<Testable>(testable), metadata, params);
+  if (result.template is<rc::detail::SuccessResult>()) return true;
+  std::ostringstream ss;
+  rc::detail::printResultMessage(result, ss);
+  ADD_FAILURE() << ss.str() << std::endl;
+  return false;
+}
+
+}  // namespace kafkasim::testing
