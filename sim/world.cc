@@ -128,7 +128,14 @@ void World::start(ProcessId id) {
   p.object_->on_start();
 }
 
+void World::set_restart(ProcessId id, RestartPolicy policy, Duration delay) {
+  ProcessContext& p = *processes_.at(id.value);
+  p.restart_ = policy;
+  p.restart_delay_ = delay;
+}
+
 void World::stop_process(ProcessContext& p, std::string_view kind) {
+  const bool asked_to_stop = p.terminating_;
   p.alive_ = false;
   p.paused_ = false;
   p.terminating_ = false;
@@ -137,6 +144,20 @@ void World::stop_process(ProcessContext& p, std::string_view kind) {
   // destroyed after the current event.
   graveyard_.push_back(std::move(p.object_));
   emit(p, kind, {{"incarnation", p.incarnation_}});
+  if (p.restart_ == RestartPolicy::always && !asked_to_stop && kind != "lost_power") {
+    const ProcessId id = p.id_;
+    const uint64_t incarnation = p.incarnation_;
+    const uint64_t boot = hosts_[p.host().value].boot;
+    loop_.after(p.restart_delay_, [this, id, incarnation, boot] {
+      const ProcessContext& q = *processes_[id.value];
+      const Host& host = hosts_[q.host().value];
+      // Not if it was started by someone else meanwhile, or its host lost
+      // power (the service manager went with it).
+      if (q.alive_ || q.incarnation_ != incarnation || !host.up || host.boot != boot) return;
+      emit(q, "restarted_by_service_manager", {{"after_incarnation", incarnation}});
+      start(id);
+    });
+  }
 }
 
 void World::kill(ProcessId id) {

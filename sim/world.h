@@ -70,6 +70,12 @@ using ProcessFactory = std::function<std::unique_ptr<Process>()>;
 
 enum class Autostart { no, yes };
 
+// What a service manager does when a process ends without being asked to
+// (systemd's Restart=): `always` starts it again RestartSec later after it
+// exits on its own or is killed; a process stopped by `terminate`
+// (`systemctl stop`) or by a power loss is left alone.
+enum class RestartPolicy { no, always };
+
 // Everything a process may touch.
 class ProcessContext {
  public:
@@ -141,6 +147,8 @@ class ProcessContext {
   std::string name_;
   ProcessFactory factory_;
   Autostart autostart_;
+  RestartPolicy restart_ = RestartPolicy::no;
+  Duration restart_delay_ = Duration::zero();
   Rng rng_{0};
   std::unique_ptr<Process> object_;
   uint64_t incarnation_ = 0;
@@ -188,6 +196,8 @@ class World final : public NetworkHost {
 
   // --- faults and control ---------------------------------------------------
   void start(ProcessId p);
+  // The service manager's policy for `p` (default: no restarts).
+  void set_restart(ProcessId p, RestartPolicy policy, Duration delay);
   void kill(ProcessId p);
   void terminate(ProcessId p, Duration grace);
   void pause(ProcessId p);

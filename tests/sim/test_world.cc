@@ -605,3 +605,68 @@ TEST(World, AFailingInvariantCheckStopsTheRunAtTheEventThatBrokeIt) {
 
 }  // namespace
 }  // namespace sim
+
+namespace sim {
+namespace {
+
+// systemd's Restart=always, RestartSec=10 (seeds/000's kafka.service): a
+// process that exits on its own or is killed comes back 10 s later; one
+// stopped with terminate (systemctl stop) or whose host lost power does not.
+TEST(World, TheServiceManagerRestartsWhatExitsOrIsKilledButNotWhatWasStopped) {
+  World world(1, [] {
+    WorldOptions o;
+    o.boot_delay = Duration::seconds(5);
+    return o;
+  }());
+  const HostId h = world.add_host("node1", "10.0.0.1");
+  int exits_left = 1;
+  const ProcessId p = world.add_process(h, "kafka", scripted([&](Scripted& s) {
+    // The first incarnation dies of a fatal error one second in.
+    if (exits_left-- > 0) s.context().after(Duration::seconds(1), [&s] { s.context().exit(); });
+  }));
+  world.set_restart(p, RestartPolicy::always, Duration::seconds(10));
+  world.trace().keep_lines(true);
+  world.boot();
+  world.run_until(at_ms(10'999));
+  EXPECT_FALSE(world.is_running(p)) << "not before RestartSec";
+  world.run_until(at_ms(11'000));
+  EXPECT_TRUE(world.is_running(p));
+  EXPECT_EQ(world.incarnation(p), 2u);
+
+  world.kill(p);  // kill -9
+  world.run_until(at_ms(21'000));
+  EXPECT_TRUE(world.is_running(p));
+  EXPECT_EQ(world.incarnation(p), 3u);
+  EXPECT_EQ(traced(world, "kafka", "restarted_by_service_manager"), (std::vector<Time>{at_ms(11'000), at_ms(21'000)}));
+
+  world.terminate(p, Duration::seconds(30));  // systemctl stop: the process exits on SIGTERM
+  world.run_until(at_ms(60'000));
+  EXPECT_FALSE(world.is_running(p));
+
+  world.start(p);
+  world.power_off(h);
+  world.run_until(at_ms(90'000));
+  EXPECT_FALSE(world.is_running(p)) << "a power loss takes the service manager with it";
+  world.power_on(h);
+  world.run_until(at_ms(95'000));
+  EXPECT_TRUE(world.is_running(p)) << "the host's boot starts it";
+  EXPECT_EQ(world.incarnation(p), 5u);
+}
+
+// A restart scheduled for a process that someone else started meanwhile
+// does not start a second incarnation.
+TEST(World, TheServiceManagerDoesNotRestartAProcessAlreadyStartedAgain) {
+  World world(1);
+  const HostId h = world.add_host("node1", "10.0.0.1");
+  const ProcessId p = world.add_process(h, "zk", scripted(nullptr));
+  world.set_restart(p, RestartPolicy::always, Duration::seconds(10));
+  world.boot();
+  world.kill(p);
+  world.run_until(at_ms(2'000));
+  world.start(p);
+  world.run_until(at_ms(30'000));
+  EXPECT_EQ(world.incarnation(p), 2u);
+}
+
+}  // namespace
+}  // namespace sim
