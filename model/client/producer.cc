@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "sim/assert.h"
 
 namespace client {
@@ -216,9 +218,34 @@ void Producer::pump() {
     if (any) init_producer_id();
     return;
   }
+  if (drain_bump_) {
+    // librdkafka rd_kafka_idemp_drain_epoch_bump0 / rd_kafka_idemp_drain_done
+    // (rdkafka_idempotence.c): nothing is produced while requests are in
+    // flight; once the last one is done the idempotent producer bumps its own
+    // epoch (rd_kafka_pid_bump: same id, epoch + 1 wrapping at INT16_MAX) and
+    // each partition's sequence restarts at 0 from the first record still
+    // queued (rd_kafka_toppar_pid_change resets the base msgid). The broker
+    // takes a higher epoch when its first sequence is 0 (Kafka's
+    // ProducerStateManager), so the gap that stopped the old epoch is gone.
+    if (any_in_flight()) return;  // each completion pumps again
+    drain_bump_ = false;
+    producer_epoch_ = static_cast<int16_t>((producer_epoch_ + 1) & 0x7fff);
+    next_sequence_.clear();
+    for (auto& [tp, queue] : batches_) {
+      for (const std::shared_ptr<Batch>& b : queue) b->base_sequence = -1;
+    }
+    ctx_.trace("producer_epoch_bump", {{"producer_id", producer_id_}, {"epoch", producer_epoch_}});
+  }
   bool need_metadata = !unpartitioned_.empty();
   const int64_t now = now_ms();
   for (auto& [tp, queue] : batches_) {
+    if (config_.enable_idempotence && wait_drain_.count(tp) != 0) {
+      // librdkafka rd_kafka_toppar_producer_serve (rdkafka_broker.c): a
+      // partition waiting to drain sends nothing until its requests in
+      // flight are done, so a retry goes out with what those taught us.
+      if (partition_in_flight(tp)) continue;
+      wait_drain_.erase(tp);
+    }
     for (const std::shared_ptr<Batch>& b : queue) {
       if (b->in_flight) continue;
       const int64_t ready_at = b->attempts > 0 ? b->retry_at_ms : b->created_ms + config_.linger_ms;
@@ -232,6 +259,18 @@ void Producer::pump() {
       if (!leader) {
         need_metadata = true;
         break;
+      }
+      if (config_.enable_idempotence) {
+        // A partition that moved to another leader waits for the requests
+        // still out to the old one (librdkafka marks it wait_drain when it
+        // joins its new broker: "wait for outstanding requests to finish
+        // before producing to new leader").
+        const auto last = last_leader_.find(tp);
+        if (last != last_leader_.end() && last->second != *leader && partition_in_flight(tp)) {
+          wait_drain_.insert(tp);
+          break;
+        }
+        last_leader_[tp] = *leader;
       }
       if (net_.pending(*leader) >= static_cast<size_t>(config_.max_in_flight)) break;
       send_batch(b, *leader);
@@ -312,8 +351,18 @@ void Producer::send_batch(const std::shared_ptr<Batch>& batch, BrokerId leader) 
             on_batch_error(batch, kafka::to_string(pr.error), true, true);
             break;
           case ErrorCode::out_of_order_sequence_number:
-            // An earlier batch of the partition has not landed yet: the Java
-            // client retries such a batch while it has earlier ones in flight.
+            // A batch numbered past what the broker expects: an earlier one
+            // of the partition has not landed (it failed, or is being
+            // retried). It was not written; it is retried, after the
+            // partition drains, with its sequence unchanged — as the Java
+            // client does (TransactionManager retries such a batch without
+            // bumping the epoch). librdkafka
+            // (rd_kafka_handle_idempotent_Produce_error, "skipped sequence
+            // numbers") drains and bumps the epoch here, which its
+            // maintainers note can write a record of another partition twice
+            // (librdkafka issue #4953, PR #4972); the model takes the Java
+            // rule. A gap that will never fill (a batch failed for good)
+            // bumps the epoch where that batch fails.
             on_batch_error(batch, kafka::to_string(pr.error), config_.enable_idempotence, false);
             break;
           default:
@@ -332,6 +381,9 @@ void Producer::on_batch_error(const std::shared_ptr<Batch>& batch, const std::st
   const int64_t oldest = batch->records.empty() ? now : batch->records.front().enqueued_ms;
   if (retriable && batch->attempts <= config_.retries && now - oldest < config_.message_timeout_ms) {
     batch->retry_at_ms = now + config_.retry_backoff_ms;
+    // librdkafka: an idempotent producer drains the partition before retrying
+    // (rd_kafka_idemp_drain_toppar "drain before retrying").
+    if (config_.enable_idempotence) wait_drain_.insert(batch->tp);
     ctx_.trace("produce_retry", {{"partition", kafka::to_string(batch->tp)},
                                  {"error", error},
                                  {"attempt", batch->attempts}});
@@ -343,6 +395,13 @@ void Producer::on_batch_error(const std::shared_ptr<Batch>& batch, const std::st
   // unknown.
   const bool unknown = may_have_been_written || (batch->attempts > 1 && batch->sent_once);
   complete(batch, DeliveryReport{unknown ? Outcome::info : Outcome::fail, batch->tp.partition, -1, error});
+  // The batch's sequence numbers will never be acknowledged: every later
+  // batch of the partition would be out of order. librdkafka bumps the epoch
+  // after a permanent error ("message sequence gap") and after messages time
+  // out (below, expire_batches).
+  if (config_.enable_idempotence) {
+    drain_epoch_bump(fmt::format("{} failed for good: {}", kafka::to_string(batch->tp), error));
+  }
 }
 
 void Producer::complete(const std::shared_ptr<Batch>& batch, const DeliveryReport& report) {
@@ -371,6 +430,13 @@ void Producer::expire_batches() {
     complete(b, DeliveryReport{b->sent_once ? Outcome::info : Outcome::fail, b->tp.partition, -1,
                                "MSG_TIMED_OUT"});
   }
+  // librdkafka rd_kafka_toppar_producer_serve: with a producer id, timed-out
+  // messages leave a gap in the partition's sequence that would bring
+  // OUT_OF_ORDER_SEQUENCE_NUMBER, so it drains and bumps the epoch.
+  if (config_.enable_idempotence && !expired.empty() && producer_id_ != kafka::kNoProducerId) {
+    drain_epoch_bump(fmt::format("{} batch(es) timed out on {}", expired.size(),
+                                 kafka::to_string(expired.front()->tp)));
+  }
   while (!unpartitioned_.empty() &&
          now - unpartitioned_.front().record.enqueued_ms >= config_.message_timeout_ms) {
     Unpartitioned u = std::move(unpartitioned_.front());
@@ -381,6 +447,30 @@ void Producer::expire_batches() {
 }
 
 // --- metadata and producer ids ---------------------------------------------------------
+
+void Producer::drain_epoch_bump(const std::string& reason) {
+  if (producer_id_ == kafka::kNoProducerId) return;  // no sequences yet: nothing to renumber
+  if (!drain_bump_) {
+    ctx_.trace("producer_drain", {{"reason", reason}, {"epoch", producer_epoch_}});
+  }
+  drain_bump_ = true;
+}
+
+bool Producer::partition_in_flight(const TopicPartition& tp) const {
+  const auto it = batches_.find(tp);
+  if (it == batches_.end()) return false;
+  return std::any_of(it->second.begin(), it->second.end(),
+                     [](const std::shared_ptr<Batch>& b) { return b->in_flight; });
+}
+
+bool Producer::any_in_flight() const {
+  for (const auto& [tp, queue] : batches_) {
+    for (const std::shared_ptr<Batch>& b : queue) {
+      if (b->in_flight) return true;
+    }
+  }
+  return false;
+}
 
 void Producer::on_metadata() {
   partition_waiting();

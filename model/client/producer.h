@@ -14,7 +14,12 @@
 // been written by the broker, which is how duplicates happen without
 // idempotence. With enable.idempotence the producer first gets a producer id
 // (InitProducerId) and numbers each partition's records, so the broker drops
-// a retried duplicate.
+// a retried duplicate. As librdkafka's idempotent producer it keeps those
+// numbers gapless: after a retriable error, or when a partition's leader
+// moves, the partition sends nothing more until its requests in flight are
+// done; and when records fail for good (message.timeout.ms, a permanent
+// error), every partition is drained and the producer bumps its own epoch,
+// numbering from 0 again.
 //
 // Every outcome is reported through the send's callback: ok (partition,
 // offset), fail (it definitely did not happen) or info (unknown: the request
@@ -114,6 +119,11 @@ class Producer {
   void complete(const std::shared_ptr<Batch>& batch, const DeliveryReport& report);
   void expire_batches();
   void init_producer_id();
+  // Idempotence: stop sending, and once no request is in flight bump the
+  // epoch and renumber every queued batch from sequence 0.
+  void drain_epoch_bump(const std::string& reason);
+  bool partition_in_flight(const kafka::TopicPartition& tp) const;
+  bool any_in_flight() const;
   void event(const std::string& name, int32_t node);
   static std::string send_error_name(kafka::SendError e);
 
@@ -137,6 +147,14 @@ class Producer {
   int16_t producer_epoch_ = -1;
   bool init_in_flight_ = false;
   std::map<kafka::TopicPartition, int32_t> next_sequence_;
+  // Partitions that wait for their requests in flight to finish before
+  // sending more (librdkafka's rktp_eos.wait_drain).
+  std::set<kafka::TopicPartition> wait_drain_;
+  // The broker each partition's last request went to.
+  std::map<kafka::TopicPartition, kafka::BrokerId> last_leader_;
+  // A drain for an epoch bump is under way (librdkafka's
+  // RD_KAFKA_IDEMP_STATE_DRAIN_BUMP).
+  bool drain_bump_ = false;
 };
 
 // Java's murmur2 of a key's bytes, made positive (Utils.toPositive), as the

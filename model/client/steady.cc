@@ -37,6 +37,12 @@ void validate(const SteadyOptions& o) {
   if (o.producer_prefix.empty() || o.consumer_prefix.empty() || o.producer_prefix == o.consumer_prefix) {
     bad("producer_prefix/consumer_prefix", "must be non-empty and differ");
   }
+  if (!o.producer_names.empty() && o.producer_names.size() != static_cast<size_t>(o.producers)) {
+    bad("producer_names", fmt::format("{} names for {} producers", o.producer_names.size(), o.producers));
+  }
+  if (!o.consumer_names.empty() && o.consumer_names.size() != static_cast<size_t>(o.consumers)) {
+    bad("consumer_names", fmt::format("{} names for {} consumers", o.consumer_names.size(), o.consumers));
+  }
 }
 
 uint64_t steady_value(uint64_t producer, uint64_t generation, uint64_t sequence) {
@@ -48,9 +54,11 @@ uint64_t steady_generation_of(uint64_t value) { return (value >> kSteadyGenerati
 uint64_t steady_sequence_of(uint64_t value) { return value & 0xffffffffu; }
 
 std::string steady_producer_name(const SteadyOptions& o, int32_t index) {
+  if (!o.producer_names.empty()) return o.producer_names.at(static_cast<size_t>(index));
   return fmt::format("{}{}", o.producer_prefix, index);
 }
 std::string steady_consumer_name(const SteadyOptions& o, int32_t index) {
+  if (!o.consumer_names.empty()) return o.consumer_names.at(static_cast<size_t>(index));
   return fmt::format("{}{}", o.consumer_prefix, index);
 }
 std::string steady_group_of(const SteadyOptions& o, int32_t index) {
@@ -126,10 +134,10 @@ void SteadyConsumer::on_start() {
   recorder_.note_start(ctx().now().us(), ctx().incarnation());
   const int32_t producers = options_.producers;
   const SteadyOptions& o = options_;
-  recorder_.set_producer_of([producers, prefix = o.producer_prefix](uint64_t value) -> std::optional<std::string> {
+  recorder_.set_producer_of([producers, o](uint64_t value) -> std::optional<std::string> {
     const uint64_t p = steady_producer_of(value);
     if (p >= static_cast<uint64_t>(producers)) return std::nullopt;
-    return fmt::format("{}{}", prefix, p);
+    return steady_producer_name(o, static_cast<int32_t>(p));
   });
   ConsumerConfig config = options_.consumer;
   config.group_id = group_id_;

@@ -84,6 +84,10 @@ struct SteadyOptions {
   // --- process names (the history's process names)
   std::string producer_prefix = "steady-producer-";
   std::string consumer_prefix = "steady-consumer-";
+  // Names given one by one (a scenario file's client names); when set, they
+  // replace the prefixes: producer i is producer_names[i].
+  std::vector<std::string> producer_names;
+  std::vector<std::string> consumer_names;
 };
 
 // Throws std::invalid_argument naming the field when `o` cannot run (no
