@@ -18,16 +18,6 @@ std::string compose(const std::string& file, const std::string& path, const std:
   return fmt::format("{}: at {}: {}", file, path, message);
 }
 
-// JSON path syntax: .name for plain names, ["odd name"] otherwise.
-std::string child_path(const std::string& parent, std::string_view key) {
-  bool plain = !key.empty() && !(key[0] >= '0' && key[0] <= '9');
-  for (const char c : key) {
-    plain = plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '_');
-  }
-  if (plain) return fmt::format("{}.{}", parent, key);
-  return fmt::format("{}[{}]", parent, nlohmann::json(std::string(key)).dump());
-}
 
 std::string range_text(int64_t min, int64_t max) {
   const int64_t lo = std::numeric_limits<int64_t>::min();
@@ -247,6 +237,16 @@ void ObjectReader::finish(const std::vector<std::string>& also_known) const {
 }
 
 // --- files -----------------------------------------------------------------------------
+
+std::string child_path(const std::string& parent, std::string_view key) {
+  bool plain = !key.empty() && !(key[0] >= '0' && key[0] <= '9');
+  for (const char c : key) {
+    plain = plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_');
+  }
+  if (plain) return fmt::format("{}.{}", parent, key);
+  return fmt::format("{}[{}]", parent, nlohmann::json(std::string(key)).dump());
+}
 
 nlohmann::json parse_json(const std::string& file, std::string_view text) {
   try {

@@ -108,6 +108,10 @@ class ObjectReader {
   std::set<std::string, std::less<>> read_;
 };
 
+// The JSON path of `key` under `parent`: .name for plain names, ["odd name"]
+// otherwise ("$.clients.producer[\"enable.idempotence\"]").
+std::string child_path(const std::string& parent, std::string_view key);
+
 // Parses a file's text; malformed JSON is an InputError with line and column.
 nlohmann::json parse_json(const std::string& file, std::string_view text);
 // Reads and parses a file; a file that cannot be read is an InputError.

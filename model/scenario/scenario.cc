@@ -1,6 +1,7 @@
 #include "model/scenario/scenario.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,21 @@
 #include "sim/random.h"
 
 namespace scenario {
+
+std::string WorkloadSpec::role_of(const std::string& client) const {
+  if (type == "lab") {
+    if (!client.empty() && client == lab.producer) return "producer";
+    if (!client.empty() && client == lab.consumer) return "consumer";
+    return "";
+  }
+  for (const std::string& p : steady.producers) {
+    if (p == client) return "producer";
+  }
+  for (const std::string& c : steady.consumers) {
+    if (c == client) return "consumer";
+  }
+  return "";
+}
 
 const char* to_string(FaultAction a) {
   switch (a) {
@@ -142,6 +158,17 @@ class Loader {
       for (const Value& v : t->as_array()) read_topic(v);
     }
     read_workload(r.required("workload"));
+    if (std::optional<Value> e = r.optional("environment")) read_environment(*e);
+    if (std::optional<Value> ps = r.optional("phases")) {
+      std::set<std::string> seen;
+      for (const Value& v : ps->as_array()) read_phase(v, seen);
+    }
+    if (std::optional<Value> ss = r.optional("snapshots")) {
+      std::set<std::string> seen;
+      for (const Value& v : ss->as_array()) read_snapshot(v, seen);
+      std::stable_sort(s_.snapshots.begin(), s_.snapshots.end(),
+                       [](const SnapshotSpec& a, const SnapshotSpec& b) { return a.at_us < b.at_us; });
+    }
     if (std::optional<Value> f = r.optional("faults")) {
       for (const Value& v : f->as_array()) read_fault(v);
     }
@@ -159,6 +186,7 @@ class Loader {
     }
     r.finish();
     s_.hash = fmt::format("{:016x}", sim::hash_name(root_.dump()));
+    s_.source = root_;
     return std::move(s_);
   }
 
@@ -295,7 +323,7 @@ class Loader {
         const std::string name = c.as_string();
         if (name.empty()) c.fail("a client needs a non-empty name");
         claim_name(c, name);
-        s_.clients.push_back({name, h.name});
+        s_.clients.push_back({name, h.name, c.path()});
       }
     }
     r.finish();
@@ -429,17 +457,216 @@ class Loader {
     s_.topics.push_back(std::move(t));
   }
 
+  // Client properties on top of a workload's defaults; bootstrap.servers
+  // defaults to every broker's listener.
+  std::map<std::string, std::string> client_props(const std::map<std::string, std::string>& file_props) const {
+    std::map<std::string, std::string> props = file_props;
+    if (props.count("bootstrap.servers") == 0) {
+      std::string servers;
+      for (const BrokerSpec& b : s_.brokers) {
+        const uint16_t port = b.config.listeners.empty() ? 9092 : b.config.listeners.front().port;
+        servers += fmt::format("{}{}:{}", servers.empty() ? "" : ",", s_.host(b.host)->address, port);
+      }
+      props["bootstrap.servers"] = servers;
+    }
+    return props;
+  }
+
+  // A client property's error at its own JSON path when the file set it
+  // (a default it did not set, such as bootstrap.servers, at the object).
+  InputError client_error(const char* side, const std::map<std::string, std::string>& props,
+                          const model::ConfigError& e) const {
+    if (!e.key().empty() && props.count(e.key()) != 0) {
+      return InputError(file_, child_path(fmt::format("$.clients.{}", side), e.key()), e.message());
+    }
+    return InputError(file_, fmt::format("$.clients.{}", side),
+                      e.key().empty() ? e.message() : fmt::format("key '{}': {}", e.key(), e.message()));
+  }
+
+  client::ProducerConfig producer_config(client::ProducerConfig defaults) {
+    try {
+      return client::parse_producer_config(
+          model::from_map(client_props(s_.producer_properties), fmt::format("{} (clients.producer)", file_)),
+          std::move(defaults));
+    } catch (const model::ConfigError& e) {
+      throw client_error("producer", s_.producer_properties, e);
+    }
+  }
+  // `group`: the group the workload puts the consumer in (checked as if
+  // group.id said so, when the file does not set group.id itself).
+  client::ConsumerConfig consumer_config(client::ConsumerConfig defaults, const std::string& group = "") {
+    std::map<std::string, std::string> props = client_props(s_.consumer_properties);
+    if (!group.empty() && props.count("group.id") == 0) props["group.id"] = group;
+    try {
+      return client::parse_consumer_config(model::from_map(props, fmt::format("{} (clients.consumer)", file_)),
+                                           std::move(defaults));
+    } catch (const model::ConfigError& e) {
+      throw client_error("consumer", s_.consumer_properties, e);
+    }
+  }
+
+  std::string workload_topic(ObjectReader& r) {
+    if (r.string("topic", "").empty()) {
+      if (s_.topics.size() != 1) {
+        r.value().fail(fmt::format("\"topic\" is required when the file defines {} topics", s_.topics.size()));
+      }
+      return s_.topics.front().name;
+    }
+    const std::string t = r.string("topic");
+    bool found = false;
+    for (const TopicSpec& topic : s_.topics) found = found || topic.name == t;
+    if (!found) r.required("topic").fail(fmt::format("no topic named \"{}\" in \"topics\"", t));
+    return t;
+  }
+
+  // A client name of the workload: declared on a host, one role only.
+  std::string workload_client(const Value& v, std::set<std::string>& used) {
+    const std::string name = v.as_string();
+    bool declared = false;
+    for (const ClientSpec& c : s_.clients) declared = declared || c.name == name;
+    if (!declared) {
+      std::string names;
+      for (const ClientSpec& c : s_.clients) names += (names.empty() ? "" : ", ") + c.name;
+      v.fail(fmt::format("no client named \"{}\" on any host; clients: {}", name, names.empty() ? "(none)" : names));
+    }
+    if (!used.insert(name).second) v.fail(fmt::format("client \"{}\" already has a role in the workload", name));
+    return name;
+  }
+
   void read_workload(const Value& v) {
     ObjectReader r(v);
     s_.workload.type = r.choice("type", {"lab", "steady"});
     s_.workload.path = v.path();
-    s_.workload.params = v.json();
-    s_.workload.params.erase("type");
-    // The workload's own fields are checked by the workload when the run is
-    // built (model/scenario/run.h); they are not unknown here.
-    std::vector<std::string> own;
-    for (auto it = v.json().begin(); it != v.json().end(); ++it) own.push_back(it.key());
-    r.finish(own);
+    std::set<std::string> used;
+    if (s_.workload.type == "lab") {
+      LabWorkload& w = s_.workload.lab;
+      w.topic = workload_topic(r);
+      w.options.topic = w.topic;
+      for (const char* role : {"producer", "consumer"}) {
+        std::string name = role;
+        if (std::optional<Value> c = r.optional(role)) {
+          name = c->as_string();
+          if (!name.empty()) workload_client(*c, used);
+        } else {
+          bool declared = false;
+          for (const ClientSpec& c : s_.clients) declared = declared || c.name == name;
+          if (!declared) name.clear();
+          else used.insert(name);
+        }
+        (std::string(role) == "producer" ? w.producer : w.consumer) = name;
+      }
+      w.options.tries = static_cast<int32_t>(r.integer("tries", 5, 1, 1'000'000));
+      w.options.pause = sim::Duration::millis(r.integer("pause_ms", 10, 0, 3'600'000));
+      w.options.value_size = static_cast<int32_t>(r.integer("value_size", 75, 1, 1 << 20));
+      w.options.poll_timeout = sim::Duration::millis(r.integer("poll_timeout_ms", 500, 1, 3'600'000));
+      w.consumer_head_start_us = seconds_to_us(r.number("consumer_head_start_s", 2, 0, kMaxSeconds));
+      w.producer_config = producer_config(client::lab_producer_defaults());
+      w.consumer_config = consumer_config(client::lab_consumer_defaults());
+    } else {
+      SteadyWorkload& w = s_.workload.steady;
+      client::SteadyOptions& o = w.options;
+      o.topic = workload_topic(r);
+      for (const Value& c : r.required("producers").as_array()) w.producers.push_back(workload_client(c, used));
+      if (std::optional<Value> cs = r.optional("consumers")) {
+        for (const Value& c : cs->as_array()) w.consumers.push_back(workload_client(c, used));
+      }
+      if (w.producers.empty() && w.consumers.empty()) r.value().fail("a steady workload needs a producer or a consumer");
+      o.producers = static_cast<int32_t>(w.producers.size());
+      o.consumers = static_cast<int32_t>(w.consumers.size());
+      o.producer_names = w.producers;
+      o.consumer_names = w.consumers;
+      o.rate_per_s = static_cast<int32_t>(r.integer("rate_per_s", 100, 1, 1'000'000));
+      o.arrivals = r.choice("arrivals", "poisson", {"poisson", "fixed"}) == "fixed" ? client::SteadyOptions::Arrivals::fixed
+                                                                                 : client::SteadyOptions::Arrivals::poisson;
+      o.keys = static_cast<int32_t>(r.integer("keys", 16, 0, 1'000'000));
+      o.value_size = static_cast<int32_t>(r.integer("value_size", 100, 1, 1 << 20));
+      o.max_outstanding = static_cast<size_t>(r.integer("max_outstanding", 100000, 1, 10'000'000));
+      if (std::optional<Value> gs = r.optional("groups")) {
+        o.groups.clear();
+        for (const Value& g : gs->as_array()) {
+          const std::string name = g.as_string();
+          if (name.empty()) g.fail("a group name cannot be empty (use [] for consumers without a group)");
+          o.groups.push_back(name);
+        }
+      }
+      o.poll_timeout = sim::Duration::millis(r.integer("poll_timeout_ms", 500, 1, 3'600'000));
+      o.producer = producer_config(client::steady_producer_defaults());
+      o.consumer = consumer_config(client::steady_consumer_defaults(), o.groups.empty() ? "" : o.groups.front());
+      try {
+        client::validate(o);
+      } catch (const std::invalid_argument& e) {
+        r.value().fail(e.what());
+      }
+    }
+    r.finish();
+    for (const ClientSpec& c : s_.clients) {
+      if (used.count(c.name) == 0) {
+        throw InputError(file_, c.path, fmt::format("client \"{}\" has no role in the {} workload ({})", c.name,
+                                                    s_.workload.type,
+                                                    s_.workload.type == "lab" ? "\"producer\" or \"consumer\""
+                                                                             : "\"producers\" or \"consumers\""));
+      }
+    }
+  }
+
+  void read_environment(const Value& v) {
+    ObjectReader r(v);
+    EnvironmentSpec& e = s_.environment;
+    e.boot_delay_us = seconds_to_us(r.number("boot_delay_s", 1, 0, 3600));
+    if (std::optional<Value> u = r.optional("host_unreachable_after_s")) {
+      e.host_unreachable_after_us = seconds_to_us(u->as_number(0, 3600));
+    }
+    e.fsync_latency_min_us = seconds_to_us(r.number("fsync_latency_min_ms", 0.5, 0, 60'000) / 1000);
+    e.fsync_latency_max_us = seconds_to_us(r.number("fsync_latency_max_ms", 5, 0, 60'000) / 1000);
+    if (e.fsync_latency_max_us < e.fsync_latency_min_us) {
+      r.required("fsync_latency_max_ms").fail("fsync_latency_max_ms is below fsync_latency_min_ms");
+    }
+    if (std::optional<Value> w = r.optional("writeback_delay_s")) {
+      if (w->json().is_null()) e.writeback_delay_us.reset();
+      else e.writeback_delay_us = seconds_to_us(w->as_number(0, kMaxSeconds));
+    }
+    e.restart = r.choice("restart", "no", {"no", "always"}) == "always" ? sim::RestartPolicy::always
+                                                                      : sim::RestartPolicy::no;
+    e.restart_delay_us = seconds_to_us(r.number("restart_delay_s", 10, 0, 3600));
+    r.finish();
+  }
+
+  void check_name(const Value& v, const std::string& name, std::set<std::string>& seen, const char* what) {
+    if (name.empty()) v.fail(fmt::format("a {} needs a name", what));
+    for (char c : name) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') {
+        v.fail(fmt::format("\"{}\": a {} name is letters, digits, '_' and '-' (expectations name it)", name, what));
+      }
+    }
+    if (!seen.insert(name).second) v.fail(fmt::format("{} \"{}\" is defined twice", what, name));
+  }
+
+  void read_phase(const Value& v, std::set<std::string>& seen) {
+    ObjectReader r(v);
+    PhaseSpec p;
+    p.name = r.string("name");
+    check_name(r.required("name"), p.name, seen, "phase");
+    p.from_us = seconds_to_us(r.number("from_s", 0, kMaxSeconds));
+    p.to_us = seconds_to_us(r.number("to_s", 0, kMaxSeconds));
+    if (p.to_us <= p.from_us) r.required("to_s").fail("to_s must be after from_s");
+    if (p.to_us > s_.duration_us) {
+      r.required("to_s").fail(fmt::format("to_s is after the end of the run ({} s)", s_.duration_us / 1e6));
+    }
+    r.finish();
+    s_.phases.push_back(std::move(p));
+  }
+
+  void read_snapshot(const Value& v, std::set<std::string>& seen) {
+    ObjectReader r(v);
+    SnapshotSpec p;
+    p.name = r.string("name");
+    check_name(r.required("name"), p.name, seen, "snapshot");
+    p.at_us = seconds_to_us(r.number("at_s", 0, kMaxSeconds));
+    if (p.at_us > s_.duration_us) {
+      r.required("at_s").fail(fmt::format("at_s is after the end of the run ({} s)", s_.duration_us / 1e6));
+    }
+    r.finish();
+    s_.snapshots.push_back(std::move(p));
   }
 
   // --- faults -------------------------------------------------------------------------
@@ -504,11 +731,15 @@ class Loader {
             r.required("address").fail(fmt::format("{} is host \"{}\"'s address", f.address, h.name));
           }
         }
+        f.update_ensemble = r.boolean("update_ensemble", false);
         break;
       }
+      case FaultAction::stop:
+        f.grace_us = seconds_to_us(r.number("grace_s", 90, 0, 3600));
+        f.target = require_process(r, "target");
+        break;
       case FaultAction::kill:
       case FaultAction::start:
-      case FaultAction::stop:
       case FaultAction::pause:
       case FaultAction::resume:
         f.target = require_process(r, "target");
@@ -572,6 +803,14 @@ class Loader {
       r.required("max_duration_s").fail("max_duration_s is below min_duration_s");
     }
     n.quiet_us = seconds_to_us(r.number("quiet_s", 60, 0, kMaxSeconds));
+    // About (window / mean interval) faults are drawn; a million is more than
+    // any run can use and bounds the generator's work.
+    const int64_t window = s_.duration_us - n.start_us - n.quiet_us;
+    if (window > 0 && window / n.mean_interval_us > 1'000'000) {
+      r.required("mean_interval_s").fail(fmt::format(
+          "a mean interval of {} s draws about {} faults in {} s; at most 1000000 (make it at least {} s)",
+          n.mean_interval_us / 1e6, window / n.mean_interval_us, window / 1e6, window / 1e6 / 1'000'000));
+    }
     if (n.start_us + n.quiet_us >= s_.duration_us) {
       r.value().fail(fmt::format("start_s + quiet_s ({} s) leaves no time for faults in a run of {} s",
                                  (n.start_us + n.quiet_us) / 1e6, s_.duration_us / 1e6));

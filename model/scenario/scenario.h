@@ -22,6 +22,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/client/config.h"
+#include "model/client/lab.h"
+#include "model/client/steady.h"
 #include "model/kafka/config.h"
 #include "model/scenario/expect.h"
 #include "model/scenario/json_input.h"
@@ -44,6 +47,7 @@ struct BrokerSpec {
 struct ClientSpec {
   std::string name;  // the process name, as faults and the history call it
   std::string host;
+  std::string path;  // JSON path of its declaration, for messages
 };
 
 struct HostSpec {
@@ -82,6 +86,13 @@ struct Fault {
   std::string from;                              // partition one way: from cannot reach to
   std::string to;
   std::string address;  // replace_address
+  // replace_address: the ensemble's zoo.cfg files are rewritten with the new
+  // address (as Exhibitor does); each ZooKeeper server reads it when it next
+  // starts. Brokers' zookeeper.connect is never rewritten.
+  bool update_ensemble = false;
+  // stop: how long SIGTERM has before SIGKILL (systemd's TimeoutStopSec 90 s;
+  // `docker stop` waits 10 s).
+  int64_t grace_us = 90'000'000;
   std::string path;     // JSON path of the fault, for messages
 };
 
@@ -96,10 +107,63 @@ struct NemesisSpec {
   int64_t quiet_us = 60'000'000;  // no new fault in the last quiet_us of the run; everything healed before
 };
 
+// The lab workload (seeds/000's producer.py and consumer.py): one producer
+// counting up, one consumer checking the sequence.
+struct LabWorkload {
+  std::string topic;
+  std::string producer = "producer";  // client names; "" for none
+  std::string consumer = "consumer";
+  client::LabOptions options;
+  // The consumer starts first, the producer this much later (the author
+  // started consumer.py, then producer.py).
+  int64_t consumer_head_start_us = 2'000'000;
+  client::ProducerConfig producer_config;  // the workload's defaults + the file's clients.producer
+  client::ConsumerConfig consumer_config;
+};
+
+// The steady workload (model/client/steady.h): producers at a rate, keyed,
+// consumers in groups.
+struct SteadyWorkload {
+  std::vector<std::string> producers;  // client names, producer i is index i
+  std::vector<std::string> consumers;
+  client::SteadyOptions options;  // its producer/consumer configs include the file's clients.*
+};
+
 struct WorkloadSpec {
-  std::string type;        // "lab", "steady"
-  nlohmann::json params;   // the workload's own fields, checked by the workload (see docs/scenario-format.md)
-  std::string path;        // JSON path of the workload object
+  std::string type;  // "lab", "steady"
+  std::string path;  // JSON path of the workload object
+  LabWorkload lab;        // when type == "lab"
+  SteadyWorkload steady;  // when type == "steady"
+  // The role of a client process: "producer" or "consumer".
+  std::string role_of(const std::string& client) const;
+};
+
+// The simulated machines and network (not Kafka configuration).
+struct EnvironmentSpec {
+  int64_t boot_delay_us = 1'000'000;  // power on -> processes start
+  // A connect to a powered-off host fails after this ("No route to host");
+  // nullopt: the connect times out instead.
+  std::optional<int64_t> host_unreachable_after_us;
+  int64_t fsync_latency_min_us = 500;
+  int64_t fsync_latency_max_us = 5'000;
+  std::optional<int64_t> writeback_delay_us = 30'000'000;  // nullopt: never on its own
+  // The service manager of the ZooKeeper and Kafka processes (systemd's
+  // Restart= and RestartSec=; seeds/000's units say always and 10 s).
+  sim::RestartPolicy restart = sim::RestartPolicy::no;
+  int64_t restart_delay_us = 10'000'000;
+};
+
+// A named window of the run; the verdict reports stalls and counts per phase.
+struct PhaseSpec {
+  std::string name;
+  int64_t from_us = 0;
+  int64_t to_us = 0;
+};
+
+// A named moment of the run; the verdict holds the cluster's state then.
+struct SnapshotSpec {
+  std::string name;
+  int64_t at_us = 0;
 };
 
 struct Scenario {
@@ -117,12 +181,17 @@ struct Scenario {
   std::map<std::string, std::string> consumer_properties;
   std::vector<TopicSpec> topics;
   WorkloadSpec workload;
+  EnvironmentSpec environment;
+  std::vector<PhaseSpec> phases;
+  std::vector<SnapshotSpec> snapshots;  // by time
   std::vector<Fault> faults;  // sorted by time (stable: file order within one time)
   std::optional<NemesisSpec> nemesis;
   std::vector<Expectation> expectations;
   // A hash of the file's canonical JSON (keys sorted, no white space): two
   // files that differ only in layout have the same hash. 16 hex digits.
   std::string hash;
+  // The document as read (for re-reading it with overrides).
+  nlohmann::json source;
 
   const HostSpec* host(const std::string& name) const;
   // The host a process runs on; nullptr for an unknown process name.

@@ -2,6 +2,7 @@
 // GoogleTest TEST, for the properties whose cases are whole cluster runs.
 #pragma once
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -13,7 +14,19 @@
 
 namespace kafkasim::testing {
 
-// rc::check with `cases` cases, unless RC_PARAMS sets max_success (to explore
+// The share (percent) of its cases a suite that runs whole clusters many
+// times should run: KAFKASIM_TEST_SCALE_PERCENT (the sanitizer build sets 30,
+// tests/model/CMakeLists.txt), else 100.
+inline int test_scale_percent() {
+  const char* env = std::getenv("KAFKASIM_TEST_SCALE_PERCENT");
+  if (env == nullptr) return 100;
+  const int p = std::atoi(env);
+  return p >= 1 && p <= 100 ? p : 100;
+}
+// `n` scaled by test_scale_percent(), at least 1.
+inline int scaled(int n) { return std::max(1, n * test_scale_percent() / 100); }
+
+// rc::check with scaled(`cases`) cases, unless RC_PARAMS sets max_success (to explore
 // further by hand); the seed and the rest still come from RC_PARAMS. A
 // failure is reported to GoogleTest with rapidcheck's message (counterexample
 // and reproduce string). True when the property held.
@@ -26,7 +39,7 @@ bool check_property(Testable&& testable, int cases) {
   rc::detail::TestParams params = rc::detail::configuration().testParams;
   const char* env = std::getenv("RC_PARAMS");
   if (env == nullptr || std::string_view(env).find("max_success") == std::string_view::npos) {
-    params.maxSuccess = cases;
+    params.maxSuccess = scaled(cases);
   }
   const auto result = rc::detail::checkTestable(std::forward<Testable>(testable), metadata, params);
   if (result.template is<rc::detail::SuccessResult>()) return true;

@@ -91,7 +91,18 @@ TEST(ScenarioFile, AGoodFileResolvesEveryProcessConfiguration) {
   EXPECT_EQ(s.topics[0].config.at("retention.ms"), "60000");
 
   EXPECT_EQ(s.workload.type, "lab");
-  EXPECT_EQ(s.workload.params, nlohmann::json({{"tries", 5}}));
+  EXPECT_EQ(s.workload.lab.options.tries, 5);
+  EXPECT_EQ(s.workload.lab.options.topic, "test");  // the only topic
+  EXPECT_EQ(s.workload.lab.producer, "producer");
+  EXPECT_EQ(s.workload.lab.consumer, "consumer");
+  EXPECT_EQ(s.workload.role_of("consumer"), "consumer");
+  // The file's client properties on top of the lab's defaults (acks=1), and
+  // every broker as bootstrap server.
+  EXPECT_EQ(s.workload.lab.producer_config.request_timeout_ms, 10000);
+  EXPECT_EQ(s.workload.lab.producer_config.acks, 1);
+  ASSERT_EQ(s.workload.lab.producer_config.bootstrap.size(), 3u);
+  EXPECT_EQ(s.workload.lab.producer_config.bootstrap[2].host, "10.0.0.3");
+  EXPECT_EQ(s.workload.lab.consumer_config.auto_offset_reset, client::ConsumerConfig::Reset::earliest);
 
   // Sorted by time.
   ASSERT_EQ(s.faults.size(), 7u);
@@ -182,8 +193,8 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
        "hosts; remove it"},
       {"an unknown top-level field", [](nlohmann::json& j) { j["faultz"] = nlohmann::json::array(); },
        "s.json: at $.faultz: unknown field \"faultz\" (did you mean \"faults\"?); known fields here: clients, "
-       "description, duration_s, expect, faults, hosts, kafka, name, nemesis, seed, topics, version, workload, "
-       "zookeeper"},
+       "description, duration_s, environment, expect, faults, hosts, kafka, name, nemesis, phases, seed, snapshots, "
+       "topics, version, workload, zookeeper"},
       {"an unknown host field", [](nlohmann::json& j) { j["hosts"][0]["zookeper"] = {{"id", 9}}; },
        "s.json: at $.hosts[0].zookeper: unknown field \"zookeper\" (did you mean \"zookeeper\"?); known fields "
        "here: address, brokers, clients, name, zookeeper"},
@@ -229,6 +240,49 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
        "s.json: at $.topics[0].config[\"retention.mss\"]: unknown key; did you mean 'retention.ms'?"},
       {"a duplicate topic", [](nlohmann::json& j) { j["topics"].push_back(j["topics"][0]); },
        "s.json: at $.topics[1].name: topic \"test\" is defined twice"},
+      {"an unknown lab field", [](nlohmann::json& j) { j["workload"]["trys"] = 3; },
+       "s.json: at $.workload.trys: unknown field \"trys\" (did you mean \"tries\"?); known fields here: consumer, "
+       "consumer_head_start_s, pause_ms, poll_timeout_ms, producer, topic, tries, type, value_size"},
+      {"a workload topic not defined", [](nlohmann::json& j) { j["workload"]["topic"] = "tset"; },
+       "s.json: at $.workload.topic: no topic named \"tset\" in \"topics\""},
+      {"a workload client not declared", [](nlohmann::json& j) { j["workload"]["producer"] = "prodcer"; },
+       "s.json: at $.workload.producer: no client named \"prodcer\" on any host; clients: producer, consumer"},
+      {"a client without a role", [](nlohmann::json& j) { j["hosts"][3]["clients"].push_back("spare"); },
+       "s.json: at $.hosts[3].clients[2]: client \"spare\" has no role in the lab workload (\"producer\" or "
+       "\"consumer\")"},
+      {"a misspelt client property", [](nlohmann::json& j) { j["clients"]["producer"]["enable.idempotance"] = true; },
+       "s.json: at $.clients.producer[\"enable.idempotance\"]: unknown key; did you mean 'enable.idempotence'?"},
+      {"idempotence with acks=1", [](nlohmann::json& j) {
+         j["clients"]["producer"]["enable.idempotence"] = true;
+         j["clients"]["producer"]["acks"] = 1;
+       },
+       "s.json: at $.clients.producer.acks: must be all (-1) when enable.idempotence is true, got '1'"},
+      {"a steady workload with a client twice", [](nlohmann::json& j) {
+         j["workload"] = {{"type", "steady"}, {"producers", {"producer"}}, {"consumers", {"producer", "consumer"}}};
+       },
+       "s.json: at $.workload.consumers[0]: client \"producer\" already has a role in the workload"},
+      {"a phase that ends before it starts", [](nlohmann::json& j) {
+         j["phases"] = {{{"name", "rolling"}, {"from_s", 100}, {"to_s", 50}}};
+       },
+       "s.json: at $.phases[0].to_s: to_s must be after from_s"},
+      {"two snapshots of one name", [](nlohmann::json& j) {
+         j["snapshots"] = {{{"name", "a"}, {"at_s", 1}}, {{"name", "a"}, {"at_s", 2}}};
+       },
+       "s.json: at $.snapshots[1].name: snapshot \"a\" is defined twice"},
+      {"a snapshot after the end", [](nlohmann::json& j) { j["snapshots"] = {{{"name", "a"}, {"at_s", 961}}}; },
+       "s.json: at $.snapshots[0].at_s: at_s is after the end of the run (960 s)"},
+      {"a nemesis that would draw too many faults", [](nlohmann::json& j) {
+         j["duration_s"] = 5000;
+         j["nemesis"] = {{"kinds", {"kill"}}, {"targets", {"brokers"}}, {"mean_interval_s", 0.001}, {"quiet_s", 60}};
+       },
+       "s.json: at $.nemesis.mean_interval_s: a mean interval of 0.001 s draws about 4940000 faults in 4940 s; at "
+       "most 1000000 (make it at least 0.00494 s)"},
+      {"a grace on a kill", [](nlohmann::json& j) { j["faults"][4]["grace_s"] = 5; },
+       "s.json: at $.faults[4].grace_s: unknown field \"grace_s\"; known fields here: action, at, target"},
+      {"an unknown environment field", [](nlohmann::json& j) { j["environment"] = {{"boot_delay", 20}}; },
+       "s.json: at $.environment.boot_delay: unknown field \"boot_delay\" (did you mean \"boot_delay_s\"?); known "
+       "fields here: boot_delay_s, fsync_latency_max_ms, fsync_latency_min_ms, host_unreachable_after_s, restart, "
+       "restart_delay_s, writeback_delay_s"},
       {"an unknown workload", [](nlohmann::json& j) { j["workload"]["type"] = "stedy"; },
        "s.json: at $.workload.type: expected one of \"lab\", \"steady\", got \"stedy\" (did you mean \"steady\"?)"},
       {"a fault after the end", [](nlohmann::json& j) { j["faults"][0]["at"] = 961; },
@@ -318,6 +372,15 @@ TEST(ScenarioFile, TheJsonSchemaListsTheFieldsTheReaderAccepts) {
       {"nemesis",
        [](nlohmann::json& j) { j["nemesis"] = {{"kinds", {"kill"}}, {"targets", {"brokers"}}, {"zzz", 1}}; },
        defs.at("nemesis")},
+      {"lab workload", [](nlohmann::json& j) { j["workload"]["zzz"] = 1; }, defs.at("lab_workload")},
+      {"steady workload",
+       [](nlohmann::json& j) { j["workload"] = {{"type", "steady"}, {"producers", {"producer"}}, {"consumers", {"consumer"}}, {"zzz", 1}}; },
+       defs.at("steady_workload")},
+      {"environment", [](nlohmann::json& j) { j["environment"] = {{"zzz", 1}}; }, defs.at("environment")},
+      {"phase", [](nlohmann::json& j) { j["phases"] = {{{"name", "a"}, {"from_s", 0}, {"to_s", 1}, {"zzz", 1}}}; },
+       defs.at("phase")},
+      {"snapshot", [](nlohmann::json& j) { j["snapshots"] = {{{"name", "a"}, {"at_s", 0}, {"zzz", 1}}}; },
+       defs.at("snapshot")},
   };
   for (const Level& level : levels) {
     nlohmann::json j = good();

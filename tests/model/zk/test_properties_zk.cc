@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "check_property.h"
+
 #include <set>
 
 #include "zk/ensemble.h"
@@ -118,74 +120,80 @@ int pick_size(uint64_t n) {
 // Safety and durability: faults without losing a quorum's disks (kills,
 // pauses, partitions) never break an invariant, and every acknowledged write
 // is in the final state.
-RC_GTEST_PROP(ZkProperty, SafeAndDurableUnderKillsPausesAndPartitions, (uint64_t seed, uint8_t shape)) {
-  Ensemble e(EnsembleOptions{.servers = pick_size(shape), .seed = seed});
-  EnsembleChecker checker(e);
-  e.start();
-  RC_PRE(create_parent(e));
+TEST(ZkProperty, SafeAndDurableUnderKillsPausesAndPartitions) {
+  kafkasim::testing::check_property([](uint64_t seed, uint8_t shape) {
+    Ensemble e(EnsembleOptions{.servers = pick_size(shape), .seed = seed});
+    EnsembleChecker checker(e);
+    e.start();
+    RC_PRE(create_parent(e));
 
-  Workload w(e.add_client("writer", 6000));
-  w.tick(e);
-  sim::Rng rng = e.world().rng("schedule");
-  const std::string schedule = run_faults(e, rng, Duration::seconds(60), /*allow_power_loss=*/false);
-  RC_TAG(e.size());
-  heal_everything(e);
-  // Liveness: with every server up and connected, a leader is established
-  // and everyone serves within a bound: an election (notification backoff is
-  // at most 60 s) plus a sync (initLimit = 20 s).
-  const bool live = e.run_until([&] { return e.leader().has_value() && e.serving_count() == e.size(); },
-                                Duration::seconds(90));
-  RC_ASSERT(live);
-  w.stop = true;
-  e.run_for(Duration::seconds(10));
-  const Server* leader = e.server(*e.leader());
-  for (const std::string& path : w.acked) {
-    if (leader->tree().find(path) == nullptr) {
-      RC_FAIL(fmt::format("acknowledged {} lost; seed {} schedule:{}", path, seed, schedule));
+    Workload w(e.add_client("writer", 6000));
+    w.tick(e);
+    sim::Rng rng = e.world().rng("schedule");
+    const std::string schedule = run_faults(e, rng, Duration::seconds(60), /*allow_power_loss=*/false);
+    RC_TAG(e.size());
+    heal_everything(e);
+    // Liveness: with every server up and connected, a leader is established
+    // and everyone serves within a bound: an election (notification backoff is
+    // at most 60 s) plus a sync (initLimit = 20 s).
+    const bool live = e.run_until([&] { return e.leader().has_value() && e.serving_count() == e.size(); },
+                                  Duration::seconds(90));
+    RC_ASSERT(live);
+    w.stop = true;
+    e.run_for(Duration::seconds(10));
+    const Server* leader = e.server(*e.leader());
+    for (const std::string& path : w.acked) {
+      if (leader->tree().find(path) == nullptr) {
+        RC_FAIL(fmt::format("acknowledged {} lost; seed {} schedule:{}", path, seed, schedule));
+      }
     }
-  }
+  }, 100);
 }
 
 // Power loss on a minority, with forceSync on: still no acknowledged write
 // lost, because a write is acknowledged only once a quorum fsynced it.
-RC_GTEST_PROP(ZkProperty, PowerLossOfAMinorityLosesNothingAcknowledged, (uint64_t seed)) {
-  Ensemble e(EnsembleOptions{.servers = 3, .seed = seed});
-  EnsembleChecker checker(e);
-  e.start();
-  RC_PRE(create_parent(e));
-  Workload w(e.add_client("writer", 6000));
-  w.tick(e);
-  sim::Rng rng = e.world().rng("schedule");
-  for (int round = 0; round < 6; ++round) {
-    e.run_for(rng.uniform(Duration::seconds(1), Duration::seconds(10)));
-    const int victim = 1 + static_cast<int>(rng.below(3));
-    e.world().power_off(e.host(victim));
-    e.run_for(rng.uniform(Duration::seconds(1), Duration::seconds(30)));
-    e.world().power_on(e.host(victim));
-  }
-  heal_everything(e);
-  RC_ASSERT(e.run_until([&] { return e.leader().has_value() && e.serving_count() == 3; },
-                        Duration::seconds(90)));
-  w.stop = true;
-  e.run_for(Duration::seconds(10));
-  RC_ASSERT(!w.acked.empty());
-  const Server* leader = e.server(*e.leader());
-  for (const std::string& path : w.acked) RC_ASSERT(leader->tree().find(path) != nullptr);
-}
-
-// The same seed gives the same trace.
-RC_GTEST_PROP(ZkProperty, Deterministic, (uint64_t seed, uint8_t shape)) {
-  auto run = [&] {
-    Ensemble e(EnsembleOptions{.servers = pick_size(shape), .seed = seed});
+TEST(ZkProperty, PowerLossOfAMinorityLosesNothingAcknowledged) {
+  kafkasim::testing::check_property([](uint64_t seed) {
+    Ensemble e(EnsembleOptions{.servers = 3, .seed = seed});
+    EnsembleChecker checker(e);
     e.start();
+    RC_PRE(create_parent(e));
     Workload w(e.add_client("writer", 6000));
     w.tick(e);
     sim::Rng rng = e.world().rng("schedule");
-    run_faults(e, rng, Duration::seconds(30), /*allow_power_loss=*/true);
+    for (int round = 0; round < 6; ++round) {
+      e.run_for(rng.uniform(Duration::seconds(1), Duration::seconds(10)));
+      const int victim = 1 + static_cast<int>(rng.below(3));
+      e.world().power_off(e.host(victim));
+      e.run_for(rng.uniform(Duration::seconds(1), Duration::seconds(30)));
+      e.world().power_on(e.host(victim));
+    }
+    heal_everything(e);
+    RC_ASSERT(e.run_until([&] { return e.leader().has_value() && e.serving_count() == 3; },
+                          Duration::seconds(90)));
     w.stop = true;
-    return e.world().trace().hash();
-  };
-  RC_ASSERT(run() == run());
+    e.run_for(Duration::seconds(10));
+    RC_ASSERT(!w.acked.empty());
+    const Server* leader = e.server(*e.leader());
+    for (const std::string& path : w.acked) RC_ASSERT(leader->tree().find(path) != nullptr);
+  }, 100);
+}
+
+// The same seed gives the same trace.
+TEST(ZkProperty, Deterministic) {
+  kafkasim::testing::check_property([](uint64_t seed, uint8_t shape) {
+    auto run = [&] {
+      Ensemble e(EnsembleOptions{.servers = pick_size(shape), .seed = seed});
+      e.start();
+      Workload w(e.add_client("writer", 6000));
+      w.tick(e);
+      sim::Rng rng = e.world().rng("schedule");
+      run_faults(e, rng, Duration::seconds(30), /*allow_power_loss=*/true);
+      w.stop = true;
+      return e.world().trace().hash();
+    };
+    RC_ASSERT(run() == run());
+  }, 100);
 }
 
 }  // namespace

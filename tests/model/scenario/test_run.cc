@@ -1,0 +1,227 @@
+// The scenario runner: a scenario file in, a verdict out. The small
+// scenario here (one ZooKeeper, three brokers, the lab workload for a
+// minute) runs in well under a second; the seed-000 files run whole.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "check_property.h"
+#include "model/check/history.h"
+#include "model/scenario/run.h"
+
+namespace scenario {
+namespace {
+
+std::string failures(const RunResult& r) {
+  std::string out;
+  for (const ExpectationOutcome& e : r.expectations) {
+    if (e.result != Expectation::Result::Outcome::held) out += e.text + ": " + e.detail + "\n";
+  }
+  if (r.invariant) out += "invariant: " + r.invariant->message + "\n";
+  return out;
+}
+
+const char* const kSmall = R"({
+  "name": "small",
+  "version": "2.8",
+  "duration_s": 60,
+  "hosts": [
+    {"name": "zk", "address": "10.0.0.1", "zookeeper": {"id": 1}},
+    {"name": "node1", "address": "10.0.1.1", "brokers": [{"id": 1}]},
+    {"name": "node2", "address": "10.0.1.2", "brokers": [{"id": 2}]},
+    {"name": "node3", "address": "10.0.1.3", "brokers": [{"id": 3}]},
+    {"name": "client", "address": "10.0.9.1", "clients": ["producer", "consumer"]}
+  ],
+  "topics": [{"name": "t", "partitions": 1, "replication_factor": 3}],
+  "workload": {"type": "lab"},
+  "faults": [
+    {"at": 10, "action": "kill", "target": "kafka1"},
+    {"at": 10, "action": "kill", "target": "kafka2"},
+    {"at": 40, "action": "start", "target": "kafka1"},
+    {"at": 40, "action": "start", "target": "kafka2"}
+  ],
+  "snapshots": [{"name": "before", "at_s": 10}, {"name": "killed", "at_s": 35}, {"name": "at_start", "at_s": 40}],
+  "phases": [{"name": "calm", "from_s": 4, "to_s": 10}],
+  "expect": [
+    "lost == 0",
+    "len(snapshots.killed.brokers) == 1",
+    "snapshots.killed.partition[\"t\", 0].leader == 3",
+    "len(snapshots.killed.partition[\"t\", 0].isr) == 1 && snapshots.killed.partition[\"t\", 0].isr[0] == 3",
+    "phases.calm.max_stall_s < 1",
+    "phases.calm.acknowledged > 200"
+  ]
+})";
+
+Scenario small(const std::string& patch = "") {
+  nlohmann::json j = nlohmann::json::parse(kSmall);
+  if (!patch.empty()) j.merge_patch(nlohmann::json::parse(patch));
+  return parse_scenario("small.json", j.dump());
+}
+
+TEST(ScenarioRun, FaultsSnapshotsAndPhasesOfASmallScenario) {
+  // With version 2.8's 18 s ZooKeeper sessions the killed brokers' znodes
+  // go at about 28 s: the 35 s snapshot sees broker 3 alone, leading.
+  const Scenario s = small();
+  const RunResult r = run_scenario(s, 1);
+  ASSERT_EQ(r.exit_code(), kExitHeld) << failures(r);
+  EXPECT_EQ(r.end_time_us, 60'000'000);
+  // The timeline holds the faults at their exact times, in file order.
+  std::vector<std::string> faults;
+  for (const TimelineEntry& t : r.timeline) {
+    if (t.text.rfind("kill ", 0) == 0 || t.text.rfind("start ", 0) == 0) {
+      faults.push_back(format_seconds(t.time_us) + " " + t.text);
+    }
+  }
+  EXPECT_EQ(faults, (std::vector<std::string>{"10 kill kafka1", "10 kill kafka2", "40 start kafka1", "40 start kafka2"}));
+  // A snapshot at the time of a fault sees the state before it.
+  const nlohmann::json& v = r.verdict;
+  EXPECT_EQ(v["snapshots"]["before"]["brokers"], nlohmann::json({1, 2, 3}));
+  EXPECT_EQ(v["snapshots"]["at_start"]["running"]["kafka1"], false);
+  EXPECT_EQ(v["final"]["running"]["kafka1"], true);
+  EXPECT_EQ(v["final"]["brokers"], nlohmann::json({1, 2, 3}));
+  EXPECT_EQ(v["final"]["zookeeper"]["leader"], 1);
+  EXPECT_EQ(v["final"]["partition"]["t-0"]["replicas"].size(), 3u);
+  EXPECT_EQ(v["final"]["partition"]["t-0"]["log_end"], v["final"]["partition"]["t-0"]["high_watermark"]);
+  EXPECT_EQ(v["clients"]["producer"]["role"], "producer");
+  EXPECT_EQ(v["acknowledged"], v["clients"]["producer"]["acknowledged"]);
+  EXPECT_GT(v["acknowledged"].get<int64_t>(), 200);
+  // The leader's process is gone but its host answers: every try is refused
+  // at once, and the script gives up long before the 18 s session expires.
+  EXPECT_EQ(v["producer_gave_up"], true);
+  EXPECT_EQ(v["clients"]["producer"]["gave_up"], true);
+  EXPECT_EQ(v["checks"]["lost"]["lost"], 0);
+}
+
+TEST(ScenarioRun, ARunIsAFunctionOfScenarioAndSeed) {
+  const Scenario s = small();
+  const RunResult a = run_scenario(s, 5);
+  const RunResult b = run_scenario(s, 5);
+  const RunResult c = run_scenario(s, 6);
+  EXPECT_EQ(a.trace_hash, b.trace_hash);
+  EXPECT_EQ(a.to_json().dump(), b.to_json().dump());
+  EXPECT_EQ(a.verdict.dump(), b.verdict.dump());
+  EXPECT_NE(a.trace_hash, c.trace_hash);
+}
+
+TEST(ScenarioRun, ExitCodesFollowTheExpectations) {
+  EXPECT_EQ(run_scenario(small(R"({"expect": ["lost == 0"]})"), 1).exit_code(), kExitHeld);
+  const RunResult failed = run_scenario(small(R"({"expect": ["lost == 0", "acknowledged == 0"]})"), 1);
+  EXPECT_EQ(failed.exit_code(), kExitFailed);
+  ASSERT_EQ(failed.expectations.size(), 2u);
+  EXPECT_EQ(failed.expectations[1].result, Expectation::Result::Outcome::failed);
+  EXPECT_EQ(failed.expectations[1].detail.rfind("acknowledged = ", 0), 0u) << failed.expectations[1].detail;
+  // A field the verdict does not have is bad input, not a failure.
+  const RunResult error = run_scenario(small(R"({"expect": ["lsot == 0"]})"), 1);
+  EXPECT_EQ(error.exit_code(), kExitBadInput);
+  EXPECT_NE(error.expectations[0].detail.find("lost"), std::string::npos) << error.expectations[0].detail;
+  const nlohmann::json line = failed.to_json();
+  EXPECT_EQ(line["exit"], kExitFailed);
+  EXPECT_EQ(line["seed"], 1);
+  EXPECT_EQ(line["scenario_hash"], failed.scenario_hash);
+  EXPECT_TRUE(line["verdict"].contains("max_stall_s"));
+}
+
+TEST(ScenarioRun, TheHistoryAndTraceCanBeKept) {
+  check::History history;
+  std::ostringstream trace;
+  RunOptions o;
+  o.history_out = &history;
+  o.trace_json = &trace;
+  const RunResult r = run_scenario(small(), 2, o);
+  EXPECT_GT(history.size(), 1000u);
+  const std::string lines = trace.str();
+  EXPECT_EQ(static_cast<uint64_t>(std::count(lines.begin(), lines.end(), '\n')), r.trace_records);
+}
+
+TEST(ScenarioRun, RestartingTheClientsRecordsTheirExitsAndStartsThemAgain) {
+  const RunResult r = run_scenario(
+      small(R"({"faults": [{"at": 30, "action": "restart_clients"}], "snapshots": null,
+                "expect": ["clients.producer.running", "clients.consumer.running", "acknowledged > 2000"]})"),
+      1, [] {
+        RunOptions o;
+        return o;
+      }());
+  EXPECT_EQ(r.exit_code(), kExitHeld) << failures(r);
+  check::History h;
+  RunOptions o;
+  o.history_out = &h;
+  (void)run_scenario(small(R"({"faults": [{"at": 30, "action": "restart_clients"}], "snapshots": null, "expect": []})"),
+                     1, o);
+  size_t exits = 0;
+  for (const check::Op& op : h.ops()) {
+    if (op.f == check::OpFunction::exit) {
+      ++exits;
+      EXPECT_EQ(op.time_us, 30'000'000);
+      EXPECT_EQ(h.string(op.error), "killed");
+    }
+  }
+  EXPECT_EQ(exits, 2u);
+}
+
+TEST(ScenarioRun, OverridesGoWhereTheirKeyBelongs) {
+  const Scenario s = small();
+  const Scenario o = with_overrides(s, {{"acks", "all"},
+                                        {"min.insync.replicas", "2"},
+                                        {"unclean.leader.election.enable", "true"},
+                                        {"zookeeper.tickTime", "3000"}});
+  EXPECT_EQ(o.workload.lab.producer_config.acks, -1);
+  for (const BrokerSpec& b : o.brokers) {
+    EXPECT_EQ(b.config.log.min_insync_replicas, 2);
+    EXPECT_TRUE(b.config.log.unclean_leader_election);
+  }
+  EXPECT_EQ(o.zookeepers[0].config.tick_time_ms, 3000);
+  EXPECT_NE(o.hash, s.hash);
+  // A key the consumer knows goes to the consumer.
+  EXPECT_EQ(with_overrides(s, {{"consumer.auto.offset.reset", "earliest"}}).workload.lab.consumer_config.auto_offset_reset,
+            client::ConsumerConfig::Reset::earliest);
+
+  auto error_of = [&](std::map<std::string, std::string> m) -> std::string {
+    try {
+      (void)with_overrides(s, m);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_EQ(error_of({{"akcs", "all"}}).rfind("--grid: at akcs: 'akcs' is not a Kafka broker, producer, consumer or "
+                                              "zoo.cfg key",
+                                              0),
+            0u)
+      << error_of({{"akcs", "all"}});
+  EXPECT_NE(error_of({{"akcs", "all"}}).find("did you mean 'acks'"), std::string::npos) << error_of({{"akcs", "all"}});
+  EXPECT_NE(error_of({{"min.insync.replicas", "zero"}}).find("min.insync.replicas=zero"), std::string::npos)
+      << error_of({{"min.insync.replicas", "zero"}});
+}
+
+TEST(ScenarioRun, DescribeAndZooKeeperAtAVirtualTime) {
+  scenario::Run run(small(), 1);
+  run.run_until(30'000'000);
+  const std::string d = run.describe();
+  EXPECT_NE(d.find("Topic: t\tPartition: 0\tLeader: 3\tReplicas: "), std::string::npos) << d;
+  const std::optional<std::string> tree = run.zk_tree("/brokers/ids");
+  ASSERT_TRUE(tree.has_value());
+  EXPECT_NE(tree->find("/brokers/ids/3"), std::string::npos) << *tree;
+  EXPECT_EQ(tree->find("/brokers/ids/1"), std::string::npos) << *tree;
+  EXPECT_FALSE(run.zk_tree("/no/such/path").has_value());
+  EXPECT_TRUE(run.zk_get("/controller").has_value());
+}
+
+// The seed-000 files, whole (16 virtual minutes each).
+TEST(ScenarioRun, Seed000HoldsItsExpectations) {
+  const Scenario s = load_scenario(KAFKASIM_SOURCE_DIR "/scenarios/seeds/000_f0aa22d7ff924a8b.json");
+  for (uint64_t seed = 1; seed <= static_cast<uint64_t>(kafkasim::testing::scaled(2)); ++seed) {
+    const RunResult r = run_scenario(s, seed);
+    EXPECT_EQ(r.exit_code(), kExitHeld) << "seed " << seed << "\n" << failures(r);
+  }
+}
+
+TEST(ScenarioRun, Seed000WithAcksAllAndIdempotenceLosesNothing) {
+  const Scenario s = load_scenario(KAFKASIM_SOURCE_DIR "/scenarios/seeds/000_f0aa22d7ff924a8b_acks_all.json");
+  for (uint64_t seed = 1; seed <= static_cast<uint64_t>(kafkasim::testing::scaled(2)); ++seed) {
+    const RunResult r = run_scenario(s, seed);
+    EXPECT_EQ(r.exit_code(), kExitHeld) << "seed " << seed << "\n" << failures(r);
+  }
+}
+
+}  // namespace
+}  // namespace scenario
