@@ -1,0 +1,569 @@
+// The kafkasim command line, end to end: the built binary (KAFKASIM_BINARY)
+// runs in a fresh temporary directory on small scenario files written by the
+// tests (1 ZooKeeper server, 2 brokers, the lab workload, 30 virtual
+// seconds: a seed runs in well under a second). Exit codes, the first lines
+// of `run`, error messages (file + JSON path), the sweep's resume and merge
+// guarantees (byte-identical tables), explore's rows and describe's format.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// One ZooKeeper server and broker on node1, a second broker on node2, the lab
+// producer and consumer on a client host; kafka2 is killed at 15 s.
+constexpr const char* kSmall = R"({
+  "name": "cli small",
+  "duration_s": 30,
+  "hosts": [
+    {"name": "node1", "address": "10.0.0.1", "zookeeper": {"id": 1}, "brokers": [{"id": 1}]},
+    {"name": "node2", "address": "10.0.0.2", "brokers": [{"id": 2}]},
+    {"name": "client", "address": "10.0.0.10", "clients": ["producer", "consumer"]}
+  ],
+  "topics": [{"name": "t", "partitions": 1, "replication_factor": 2}],
+  "workload": {"type": "lab"},
+  "faults": [{"at": 15, "action": "kill", "target": "kafka2"}],
+  "expect": ["lost == 0", "acknowledged > 0"]
+}
+)";
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+struct Output {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+bool parses(const std::string& text) {
+  return nlohmann::json::accept(text);
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::path(::testing::TempDir()) / "kafkasim-cli-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    write("small.json", kSmall);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!HasFailure()) fs::remove_all(dir_, ec);
+  }
+
+  void write(const std::string& name, const std::string& text) {
+    std::ofstream out(dir_ / name, std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+
+  // Starts kafkasim in the temporary directory with stdout/stderr to files.
+  pid_t start(const std::vector<std::string>& args, const std::string& tag) {
+    std::vector<std::string> argv_s = {KAFKASIM_BINARY};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    fs::path out = dir_ / (tag + ".stdout");
+    fs::path err = dir_ / (tag + ".stderr");
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      if (::chdir(dir_.c_str()) != 0) _exit(127);
+      int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (o < 0 || e < 0) _exit(127);
+      ::dup2(o, STDOUT_FILENO);
+      ::dup2(e, STDERR_FILENO);
+      std::vector<char*> argv;
+      for (std::string& a : argv_s) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      _exit(127);
+    }
+    return pid;
+  }
+
+  Output finish(pid_t pid, const std::string& tag) {
+    int status = 0;
+    Output r;
+    if (::waitpid(pid, &status, 0) == pid) {
+      r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
+    }
+    r.out = slurp(dir_ / (tag + ".stdout"));
+    r.err = slurp(dir_ / (tag + ".stderr"));
+    return r;
+  }
+
+  Output kafkasim(const std::vector<std::string>& args) {
+    std::string tag = "call" + std::to_string(calls_++);
+    return finish(start(args, tag), tag);
+  }
+
+  // The verdict table of a sweep or merge (its stdout), after checking the exit code.
+  std::string table(const std::vector<std::string>& args, int code = 0) {
+    Output r = kafkasim(args);
+    EXPECT_EQ(r.code, code) << r.err;
+    EXPECT_NE(r.out.find("seeds run"), std::string::npos) << r.out;
+    return r.out;
+  }
+
+  fs::path dir_;
+  int calls_ = 0;
+};
+
+// ---- run ----
+
+TEST_F(Cli, RunPrintsSeedHashCommitFirstThenTimelineVerdictExpectations) {
+  Output r = kafkasim({"run", "small.json", "--seed", "3"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  std::vector<std::string> l = lines(r.out);
+  ASSERT_GE(l.size(), 4u);
+  EXPECT_EQ(l[0], "seed      3");
+  EXPECT_EQ(l[1], "scenario  cli small (small.json)");
+  EXPECT_TRUE(std::regex_match(l[2], std::regex("hash      [0-9a-f]{16}"))) << l[2];
+  EXPECT_TRUE(std::regex_match(l[3], std::regex("commit    ([0-9a-f]{12}|unknown)"))) << l[3];
+  EXPECT_NE(r.out.find("\n  15.000s  kill kafka2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nverdict\n  lost 0  duplicates 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  PASS   lost == 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  PASS   acknowledged > 0"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("reproduce:"), std::string::npos) << "only a failure prints a reproducer";
+
+  // The same seed again: the same output, byte for byte.
+  Output again = kafkasim({"run", "small.json", "--seed", "3"});
+  EXPECT_EQ(again.out, r.out);
+}
+
+TEST_F(Cli, RunFailedExpectationExitsOneWithReproducer) {
+  write("fail.json", replace(kSmall, "\"acknowledged > 0\"", "\"acknowledged == 0\""));
+  Output r = kafkasim({"run", "fail.json", "--seed", "2"});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("  FAIL   acknowledged == 0    (acknowledged = "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  PASS   lost == 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nreproduce: kafkasim run fail.json --seed 2\n"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, RunExpectationNamingAMissingFieldIsBadInput) {
+  write("typo.json", replace(kSmall, "\"lost == 0\"", "\"lsot == 0\""));
+  Output r = kafkasim({"run", "typo.json", "--seed", "1"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("  ERROR  lsot == 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lost"), std::string::npos) << "a did-you-mean: " << r.out;
+}
+
+TEST_F(Cli, RunJsonIsOneDocumentWithTheVerdict) {
+  Output r = kafkasim({"run", "small.json", "--seed", "4", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);  // throws (fails the test) unless one JSON document
+  EXPECT_EQ(j["seed"], 4);
+  EXPECT_EQ(j["exit"], 0);
+  EXPECT_EQ(j["scenario"], "cli small");
+  EXPECT_TRUE(j["scenario_hash"].is_string());
+  EXPECT_TRUE(j["commit"].is_string());
+  EXPECT_EQ(j["verdict"]["lost"], 0);
+  EXPECT_TRUE(j["verdict"]["final"].is_object()) << "the whole verdict, not only the headline";
+  ASSERT_TRUE(j["timeline"].is_array());
+  bool kill_seen = false;
+  for (const auto& e : j["timeline"]) kill_seen = kill_seen || (e["time_us"] == 15000000 && e["text"] == "kill kafka2");
+  EXPECT_TRUE(kill_seen) << j["timeline"].dump();
+  ASSERT_EQ(j["expectations"].size(), 2u);
+  EXPECT_EQ(j["expectations"][0]["result"], "held");
+}
+
+TEST_F(Cli, RunWritesHistoryAndTrace) {
+  Output r = kafkasim({"run", "small.json", "--seed", "5", "--history", "h.jsonl", "--trace", "t.jsonl"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> h = lines(slurp(dir_ / "h.jsonl"));
+  ASSERT_GT(h.size(), 100u);
+  nlohmann::json first = nlohmann::json::parse(h.front());
+  EXPECT_TRUE(first.contains("t_us"));
+  EXPECT_TRUE(first.contains("process"));
+  std::vector<std::string> t = lines(slurp(dir_ / "t.jsonl"));
+  ASSERT_GT(t.size(), 10u);
+  EXPECT_TRUE(parses(t.back())) << t.back();
+}
+
+// ---- bad input: exit 2, the message names the file and the JSON path ----
+
+TEST_F(Cli, MalformedJsonIsExitTwoWithLineAndColumn) {
+  write("bad.json", "{\"name\": \"x\",\n");
+  Output r = kafkasim({"run", "bad.json"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err.rfind("bad.json: malformed JSON at line 2, column 1", 0), 0u) << r.err;
+}
+
+TEST_F(Cli, UnknownFieldIsExitTwoWithPath) {
+  write("unk.json", replace(kSmall, "\"duration_s\": 30,", "\"duration_s\": 30, \"duraton\": 3,"));
+  Output r = kafkasim({"run", "unk.json"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err.rfind("unk.json: at $.duraton: unknown field", 0), 0u) << r.err;
+}
+
+TEST_F(Cli, MisspeltPropertyIsExitTwoWithPathAndDidYouMean) {
+  write("misspelt.json", replace(kSmall, "\"workload\"",
+                                 "\"kafka\": {\"properties\": {\"zookeeper.session.tmeout.ms\": 6000}}, \"workload\""));
+  for (const char* cmd : {"run", "sweep", "explore", "describe"}) {
+    std::vector<std::string> args = {cmd, "misspelt.json"};
+    if (std::string(cmd) == "sweep") args.insert(args.end(), {"--seeds", "1..2"});
+    if (std::string(cmd) == "explore") args.insert(args.end(), {"--seeds", "1..2", "--grid", "acks=1,all"});
+    if (std::string(cmd) == "describe") args.insert(args.end(), {"--seed", "1", "--at", "5"});
+    Output r = kafkasim(args);
+    EXPECT_EQ(r.code, 2) << cmd;
+    EXPECT_EQ(r.err,
+              "misspelt.json: at $.kafka.properties[\"zookeeper.session.tmeout.ms\"]: unknown key; did you mean "
+              "'zookeeper.session.timeout.ms'?\n")
+        << cmd;
+  }
+}
+
+TEST_F(Cli, MissingFileIsExitTwo) {
+  Output r = kafkasim({"run", "nope.json"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("nope.json"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, BadUsageIsExitTwoWithMessageAndUsage) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {{"sweep", "small.json", "--seeds", "5..3"}, "kafkasim sweep: --seeds: 5..3: the first seed is above the last"},
+      {{"sweep", "small.json", "--seeds", "1-3"}, "kafkasim sweep: --seeds: expected A..B"},
+      {{"sweep", "small.json"}, "kafkasim sweep: missing --seeds A..B"},
+      {{"sweep", "small.json", "--seeds", "1..3", "--shard", "3/2"}, "kafkasim sweep: --shard: 3/2: need 1 <= I <= N"},
+      {{"sweep", "small.json", "--seeds", "1..3", "--jobs", "0"}, "kafkasim sweep: --jobs: 0 is out of range"},
+      {{"run", "small.json", "--sed", "3"}, "kafkasim run: unknown option '--sed'"},
+      {{"run", "small.json", "--seed"}, "kafkasim run: option '--seed' needs a value"},
+      {{"run", "small.json", "--seed", "x"}, "kafkasim run: --seed: expected a whole number, got 'x'"},
+      {{"run", "small.json", "--format", "xml"}, "kafkasim run: --format: expected one of text, json, got 'xml'"},
+      {{"run", "small.json", "--seed", "1", "--seed", "2"}, "kafkasim run: option '--seed' given twice"},
+      {{"run"}, "kafkasim run: missing SCENARIO"},
+      {{"run", "small.json", "other.json"}, "kafkasim run: unexpected argument 'other.json'"},
+      {{"describe", "small.json", "--seed", "1"}, "kafkasim describe: missing --at T"},
+      {{"describe", "small.json", "--at", "1.2345678"}, "kafkasim describe: --at: expected seconds"},
+      {{"explore", "small.json", "--seeds", "1..2", "--grid", "acks"}, "kafkasim explore: --grid: expected KEY=V1,V2"},
+      {{"explore", "small.json", "--seeds", "1..2"}, "kafkasim explore: missing --grid"},
+      {{"frobnicate"}, "kafkasim: unknown command 'frobnicate'"},
+  };
+  for (const Case& c : cases) {
+    Output r = kafkasim(c.args);
+    EXPECT_EQ(r.code, 2) << c.message;
+    EXPECT_EQ(r.err.rfind(c.message, 0), 0u) << "expected: " << c.message << "\ngot: " << r.err;
+    EXPECT_NE(r.err.find("usage: kafkasim"), std::string::npos) << r.err;
+  }
+  Output none = kafkasim({});
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("usage: kafkasim COMMAND"), std::string::npos);
+}
+
+TEST_F(Cli, DescribeAfterTheEndIsBadInput) {
+  Output r = kafkasim({"describe", "small.json", "--seed", "1", "--at", "31"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--at 31: after the end of small.json"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, HelpExitsZero) {
+  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
+           {"--help"}, {"help"}, {"help", "sweep"}, {"sweep", "--help"}, {"run", "-h"}, {"zk", "--help"}}) {
+    Output r = kafkasim(args);
+    EXPECT_EQ(r.code, 0) << args[0];
+    EXPECT_EQ(r.out.rfind("usage: kafkasim", 0), 0u) << r.out;
+  }
+  EXPECT_NE(kafkasim({"sweep", "--help"}).out.find("--resume"), std::string::npos);
+}
+
+// ---- sweep, resume, merge ----
+
+TEST_F(Cli, SweepWritesOneLinePerSeedAndATable) {
+  Output r = kafkasim({"sweep", "small.json", "--seeds", "1..4", "--jobs", "2"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> l = lines(slurp(dir_ / "sweep-small" / "results.jsonl"));
+  ASSERT_EQ(l.size(), 4u);
+  std::set<uint64_t> seeds;
+  for (const std::string& line : l) seeds.insert(nlohmann::json::parse(line)["seed"].get<uint64_t>());
+  EXPECT_EQ(seeds, (std::set<uint64_t>{1, 2, 3, 4}));
+  EXPECT_NE(r.out.find("seeds run   4 (1..4)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("exit codes  0 held: 4   1 failed: 0   2 bad input: 0   3 invariant broken: 0\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\nno failures\n"), std::string::npos) << r.out;
+  // Not a terminal: plain progress lines on stderr, the last one complete.
+  EXPECT_NE(r.err.find("sweep: 4/4 seeds"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos);
+
+  // Again into the same directory without --resume: refused, nothing touched.
+  Output again = kafkasim({"sweep", "small.json", "--seeds", "1..4"});
+  EXPECT_EQ(again.code, 2);
+  EXPECT_NE(again.err.find("sweep-small/results.jsonl already holds results (4 seeds); use --resume"),
+            std::string::npos)
+      << again.err;
+  EXPECT_EQ(lines(slurp(dir_ / "sweep-small" / "results.jsonl")).size(), 4u);
+}
+
+TEST_F(Cli, SweepOfFailingSeedsExitsOneWithReproducersAndJunit) {
+  write("fail.json", replace(kSmall, "\"acknowledged > 0\"", "\"acknowledged == 0\""));
+  Output r = kafkasim({"sweep", "fail.json", "--seeds", "1..3", "--out", "f", "--junit", "junit.xml"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("exit codes  0 held: 0   1 failed: 3"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("  acknowledged == 0 +3/3 +0\n"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("  lost == 0 +0/3 +0\n"))) << r.out;
+  EXPECT_NE(r.out.find("distinct failures: 1\n  1. FAIL  acknowledged == 0\n     3 seeds, first seed 1: "
+                       "kafkasim run fail.json --seed 1\n"),
+            std::string::npos)
+      << r.out;
+  std::string junit = slurp(dir_ / "junit.xml");
+  EXPECT_NE(junit.find("<testsuite name=\"cli small\" tests=\"3\" failures=\"3\" errors=\"0\">"), std::string::npos)
+      << junit;
+  EXPECT_NE(junit.find("<testcase classname=\"cli small\" name=\"seed 2\">"), std::string::npos) << junit;
+  EXPECT_NE(junit.find("<failure message=\"acknowledged == 0\" type=\"exit 1\">FAIL acknowledged == 0 (acknowledged = "),
+            std::string::npos)
+      << junit;
+}
+
+TEST_F(Cli, SweepResumedAfterATornWriteGivesTheSameTable) {
+  std::string clean = table({"sweep", "small.json", "--seeds", "1..8", "--out", "clean"});
+
+  ASSERT_EQ(kafkasim({"sweep", "small.json", "--seeds", "1..4", "--out", "cut"}).code, 0);
+  // Emulate an interrupt: the last two results never made it, and a write was torn.
+  fs::path results = dir_ / "cut" / "results.jsonl";
+  std::vector<std::string> l = lines(slurp(results));
+  ASSERT_EQ(l.size(), 4u);
+  {
+    std::ofstream out(results, std::ios::binary | std::ios::trunc);
+    out << l[0] << "\n" << l[1] << "\n" << l[2].substr(0, l[2].size() / 2);
+  }
+  Output resumed = kafkasim({"sweep", "small.json", "--seeds", "1..8", "--out", "cut", "--resume"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("dropped a partial last line"), std::string::npos) << resumed.err;
+  EXPECT_EQ(resumed.out, clean);
+  std::vector<std::string> after = lines(slurp(results));
+  EXPECT_EQ(after.size(), 8u);
+  for (const std::string& line : after) EXPECT_TRUE(parses(line)) << line;
+
+  // Resuming a finished sweep runs nothing and prints the same table again.
+  Output noop = kafkasim({"sweep", "small.json", "--seeds", "1..8", "--out", "cut", "--resume"});
+  EXPECT_EQ(noop.code, 0);
+  EXPECT_EQ(noop.out, clean);
+  EXPECT_EQ(lines(slurp(results)).size(), 8u);
+}
+
+TEST_F(Cli, ResumeOfAnotherScenarioIsRefused) {
+  ASSERT_EQ(kafkasim({"sweep", "small.json", "--seeds", "1..2", "--out", "d"}).code, 0);
+  write("other.json", replace(kSmall, "\"duration_s\": 30", "\"duration_s\": 31"));
+  Output r = kafkasim({"sweep", "other.json", "--seeds", "1..4", "--out", "d", "--resume"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("was run with scenario hash"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, MergeOfOneTwoThreeShardsGivesIdenticalTables) {
+  std::string whole = table({"sweep", "small.json", "--seeds", "1..6", "--out", "s1"});
+  for (const char* shard : {"1/2", "2/2"}) {
+    table({"sweep", "small.json", "--seeds", "1..6", "--shard", shard, "--out", std::string("s2-") + shard[0]});
+  }
+  for (const char* shard : {"1/3", "2/3", "3/3"}) {
+    table({"sweep", "small.json", "--seeds", "1..6", "--shard", shard, "--jobs", "1", "--out",
+           std::string("s3-") + shard[0]});
+  }
+  // Shard 2/3 holds seeds 2 and 5.
+  std::set<uint64_t> seeds;
+  for (const std::string& line : lines(slurp(dir_ / "s3-2" / "results.jsonl"))) {
+    seeds.insert(nlohmann::json::parse(line)["seed"].get<uint64_t>());
+  }
+  EXPECT_EQ(seeds, (std::set<uint64_t>{2, 5}));
+
+  std::string one = table({"merge", "s1"});
+  std::string two = table({"merge", "s2-1", "s2-2"});
+  std::string three = table({"merge", "s3-3", "s3-1", "s3-2"});
+  EXPECT_EQ(one, whole);
+  EXPECT_EQ(two, whole);
+  EXPECT_EQ(three, whole);
+  // Overlapping inputs are de-duplicated; the same seed run on 2 threads and on
+  // 1 gave the same line (merge warns when two results of a seed differ).
+  Output overlap = kafkasim({"merge", "s1", "s2-1", "s3-2"});
+  EXPECT_EQ(overlap.code, 0);
+  EXPECT_EQ(overlap.out, whole);
+  EXPECT_EQ(overlap.err, "");
+}
+
+TEST_F(Cli, MergeOfDifferentScenariosIsRefused) {
+  ASSERT_EQ(kafkasim({"sweep", "small.json", "--seeds", "1..2", "--out", "a"}).code, 0);
+  write("other.json", replace(kSmall, "\"duration_s\": 30", "\"duration_s\": 31"));
+  ASSERT_EQ(kafkasim({"sweep", "other.json", "--seeds", "3..4", "--out", "b"}).code, 0);
+  Output r = kafkasim({"merge", "a", "b"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("not the same scenario"), std::string::npos) << r.err;
+  Output missing = kafkasim({"merge", "a", "nowhere"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("nowhere: no results.jsonl"), std::string::npos) << missing.err;
+}
+
+// No valid scenario breaks an invariant (that would be a kafkasim bug), so the
+// table's handling of exit 3 is checked on a results file whose line for seed
+// 2 is edited to look like one.
+TEST_F(Cli, MergeReportsAnInvariantBreakWithExitThree) {
+  ASSERT_EQ(kafkasim({"sweep", "small.json", "--seeds", "1..3", "--out", "inv"}).code, 0);
+  fs::path results = dir_ / "inv" / "results.jsonl";
+  std::string edited;
+  for (const std::string& line : lines(slurp(results))) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    if (j["seed"] == 2) {
+      j["exit"] = 3;
+      j["invariant"] = {{"time_s", 12.5}, {"message", "two leaders for t-0 in epoch 3"}, {"where", "x.cc:1"}};
+      j["verdict"] = nlohmann::json::object();
+    }
+    edited += j.dump() + "\n";
+  }
+  write("inv/results.jsonl", edited);
+  Output r = kafkasim({"merge", "inv", "--junit", "inv.xml"});
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.out.find("exit codes  0 held: 2   1 failed: 0   2 bad input: 0   3 invariant broken: 1\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  1. INVARIANT  two leaders for t-0 in epoch 3\n     1 seed, first seed 2: "
+                       "kafkasim run small.json --seed 2\n"),
+            std::string::npos)
+      << r.out;
+  // The distributions are over the seeds that have a verdict.
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\n  lost +0 +0 +0 +0 +0 +2\n"))) << r.out;
+  std::string junit = slurp(dir_ / "inv.xml");
+  EXPECT_NE(junit.find("<error message=\"invariant broken: two leaders for t-0 in epoch 3\" type=\"exit 3\">"),
+            std::string::npos)
+      << junit;
+}
+
+TEST_F(Cli, SigintStopsTheSweepKeepsCompleteLinesAndResumes) {
+  pid_t pid = start({"sweep", "small.json", "--seeds", "1..400", "--jobs", "2", "--out", "big"}, "sigint");
+  fs::path results = dir_ / "big" / "results.jsonl";
+  // Wait (at most 60 s) for the first results, then interrupt.
+  for (int i = 0; i < 600; ++i) {
+    std::error_code ec;
+    if (fs::exists(results) && fs::file_size(results, ec) > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  Output r = finish(pid, "sigint");
+  ASSERT_EQ(r.code, 130) << r.err;
+  EXPECT_NE(r.err.find("resume with: kafkasim sweep small.json --seeds 1..400 --jobs 2 --out big --resume"),
+            std::string::npos)
+      << r.err;
+  std::string content = slurp(results);
+  ASSERT_FALSE(content.empty());
+  EXPECT_EQ(content.back(), '\n') << "only complete lines";
+  std::set<uint64_t> done;
+  for (const std::string& line : lines(content)) done.insert(nlohmann::json::parse(line)["seed"].get<uint64_t>());
+  ASSERT_LT(done.size(), 400u);
+  // Resume over a range a little past what was done, and compare with a clean sweep of it.
+  std::string range = "1.." + std::to_string(*done.rbegin() + 2);
+  std::string resumed = table({"sweep", "small.json", "--seeds", range, "--out", "big", "--resume"});
+  EXPECT_EQ(resumed, table({"sweep", "small.json", "--seeds", range, "--out", "clean"}));
+}
+
+// ---- explore ----
+
+TEST_F(Cli, ExploreGridGivesOneRowPerCombination) {
+  Output text = kafkasim({"explore", "small.json", "--grid", "acks=1,all", "--seeds", "1..3"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  std::vector<std::string> l = lines(text.out);
+  std::vector<std::string> rows;
+  for (const std::string& line : l) {
+    if (line.rfind("1 ", 0) == 0 || line.rfind("all ", 0) == 0) rows.push_back(line);
+  }
+  ASSERT_EQ(rows.size(), 2u) << text.out;
+  EXPECT_TRUE(std::regex_search(rows[0], std::regex("^1 +3 +0 +0\\.0% \\[ +0\\.0, +56\\.1\\]"))) << rows[0];
+
+  Output csv = kafkasim({"explore", "small.json", "--grid", "acks=1,all", "--seeds", "1..3", "--format", "csv"});
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  std::vector<std::string> c = lines(csv.out);
+  ASSERT_EQ(c.size(), 3u) << csv.out;
+  EXPECT_EQ(c[0],
+            "acks,seeds,invariant_broken,lost_seeds,lost_share,lost_low,lost_high,duplicates_seeds,duplicates_share,"
+            "duplicates_low,duplicates_high,stalled_seeds,stalled_share,stalled_low,stalled_high");
+  EXPECT_EQ(c[1].rfind("1,3,0,", 0), 0u) << c[1];
+  EXPECT_EQ(c[2].rfind("all,3,0,", 0), 0u) << c[2];
+
+  Output json = kafkasim({"explore", "small.json", "--grid", "acks=1,all", "--grid", "min.insync.replicas=1,2",
+                          "--seeds", "1..2", "--format", "json", "--stall-bound", "5"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  nlohmann::json j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(j["rows"].size(), 4u);
+  // The first --grid varies slowest.
+  EXPECT_EQ(j["rows"][0]["overrides"], (nlohmann::json{{"acks", "1"}, {"min.insync.replicas", "1"}}));
+  EXPECT_EQ(j["rows"][1]["overrides"], (nlohmann::json{{"acks", "1"}, {"min.insync.replicas", "2"}}));
+  EXPECT_EQ(j["rows"][3]["overrides"], (nlohmann::json{{"acks", "all"}, {"min.insync.replicas", "2"}}));
+  EXPECT_EQ(j["stall_bound_s"], 5.0);
+  // kafka2 is killed at 15 s and the lab consumer waits out the session: every seed stalls > 5 s.
+  EXPECT_EQ(j["rows"][0]["stalled"]["seeds"], 2);
+}
+
+TEST_F(Cli, ExploreBadGridKeyOrValueIsExitTwo) {
+  Output key = kafkasim({"explore", "small.json", "--grid", "ackz=1,all", "--seeds", "1..2"});
+  EXPECT_EQ(key.code, 2) << key.err;
+  EXPECT_EQ(key.err.rfind("--grid", 0), 0u) << key.err;
+  Output value = kafkasim({"explore", "small.json", "--grid", "acks=1,al", "--seeds", "1..2"});
+  EXPECT_EQ(value.code, 2) << value.err;
+  EXPECT_NE(value.err.find("acks=al"), std::string::npos) << value.err;
+}
+
+// ---- describe, zk ----
+
+TEST_F(Cli, DescribePrintsKafkaTopicsLines) {
+  Output r = kafkasim({"describe", "small.json", "--seed", "1", "--at", "10"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("Topic: t\tPartitionCount: 1\tReplicationFactor: 2", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\tTopic: t\tPartition: 0\tLeader: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\tReplicas: 1,2\tIsr: "), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, ZkTreeAndGet) {
+  Output tree = kafkasim({"zk", "small.json", "--seed", "1", "--at", "10", "/brokers"});
+  ASSERT_EQ(tree.code, 0) << tree.err;
+  std::vector<std::string> l = lines(tree.out);
+  ASSERT_FALSE(l.empty());
+  EXPECT_EQ(l[0], "/brokers");
+  EXPECT_NE(tree.out.find("/brokers/ids/1\n"), std::string::npos) << tree.out;
+  EXPECT_NE(tree.out.find("/brokers/topics/t\n"), std::string::npos) << tree.out;
+
+  Output get = kafkasim({"zk", "small.json", "--seed", "1", "--at", "10", "/controller", "--get"});
+  ASSERT_EQ(get.code, 0) << get.err;
+  EXPECT_NE(get.out.find("\"brokerid\":"), std::string::npos) << get.out;
+  EXPECT_NE(get.out.find("ephemeralOwner = 0x"), std::string::npos) << get.out;
+
+  Output missing = kafkasim({"zk", "small.json", "--seed", "1", "--at", "10", "/nope", "--get"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("/nope: no such node"), std::string::npos) << missing.err;
+}
+
+}  // namespace

@@ -1,0 +1,140 @@
+// kafkasim — the command line (docs/cli.md).
+//
+// Exit codes (DESIGN.md, "The command line"): 0 every expectation held; 1 an
+// expectation failed; 2 bad input or usage; 3 the model broke one of its own
+// invariants (a kafkasim bug); 130 a sweep interrupted by SIGINT/SIGTERM.
+// Any exception that is not bad input is a kafkasim bug too: it is reported
+// and exits 3, never escapes as a crash.
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "model/scenario/json_input.h"
+#include "model/scenario/run.h"
+#include "sim/assert.h"
+#include "tools/kafkasim/args.h"
+#include "tools/kafkasim/commands.h"
+
+namespace cli {
+
+const char* build_commit() { return KAFKASIM_COMMIT; }
+
+std::string usage(const std::string& command) {
+  static const std::map<std::string, std::string> texts = {
+      {"run",
+       "usage: kafkasim run SCENARIO [--seed N] [--trace FILE] [--history FILE] [--format text|json]\n"
+       "  Runs one seed (default: the scenario's \"seed\") and prints the seed, scenario hash and\n"
+       "  build commit, the timeline, the verdict and each expectation with PASS/FAIL/ERROR.\n"
+       "  --trace FILE     write the trace as JSON lines\n"
+       "  --history FILE   write the clients' history as JSON lines\n"
+       "  --format json    one JSON document instead of text\n"},
+      {"sweep",
+       "usage: kafkasim sweep SCENARIO --seeds A..B [--jobs N] [--shard I/N] [--out DIR] [--resume]\n"
+       "                      [--junit FILE]\n"
+       "  Runs seeds A..B (inclusive) in parallel; one JSON line per seed goes to\n"
+       "  DIR/results.jsonl (default DIR: sweep-<scenario stem>) as it finishes; ends with the\n"
+       "  verdict table and a reproducer for each distinct failure.\n"
+       "  --jobs N         simulations at a time (default 2)\n"
+       "  --shard I/N      only the seeds with (seed - A) % N == I - 1\n"
+       "  --resume         continue DIR/results.jsonl, skipping the seeds it holds\n"
+       "  --junit FILE     a JUnit XML report, one testcase per seed\n"},
+      {"merge",
+       "usage: kafkasim merge DIR... [--junit FILE]\n"
+       "  Combines the results.jsonl of sweeps (shards) of one scenario and prints the verdict\n"
+       "  table, the same whatever the shard count.\n"},
+      {"explore",
+       "usage: kafkasim explore SCENARIO --grid KEY=V1,V2 [--grid ...] --seeds A..B [--jobs N]\n"
+       "                        [--stall-bound S] [--format text|csv|json]\n"
+       "  For each combination of the grid's values, runs the seeds with those configuration\n"
+       "  overrides and reports the share of seeds that lost data, duplicated, or stalled\n"
+       "  longer than S seconds (default 20), each with a 95% Wilson interval.\n"},
+      {"describe",
+       "usage: kafkasim describe SCENARIO --seed N --at T\n"
+       "  The topics as `kafka-topics.sh --describe` prints them, at virtual time T seconds.\n"},
+      {"zk",
+       "usage: kafkasim zk SCENARIO --seed N --at T [PATH] [--get]\n"
+       "  The ZooKeeper tree under PATH (default /) at virtual time T seconds, or with --get the\n"
+       "  data and stat of PATH.\n"},
+  };
+  if (auto it = texts.find(command); it != texts.end()) return it->second;
+  std::string all =
+      "usage: kafkasim COMMAND [ARGS...]\n"
+      "  A deterministic simulator of an Apache Kafka cluster in ZooKeeper mode.\n"
+      "\ncommands:\n"
+      "  run       one seed of a scenario: timeline, verdict, expectations\n"
+      "  sweep     many seeds in parallel, a verdict table (resumable, shardable)\n"
+      "  merge     combine the results of sweep shards\n"
+      "  explore   a what-if table over a grid of configuration values\n"
+      "  describe  the topics at a virtual time (kafka-topics.sh --describe)\n"
+      "  zk        the ZooKeeper tree at a virtual time (tree / get)\n"
+      "  help      this text; `kafkasim COMMAND --help` for a command\n"
+      "\nexit codes: 0 every expectation held, 1 an expectation failed, 2 bad input or usage,\n"
+      "            3 an internal invariant broke (a kafkasim bug), 130 interrupted\n"
+      "\nsee docs/cli.md\n";
+  return all;
+}
+
+namespace {
+
+using Command = int (*)(const std::vector<std::string>&);
+
+int dispatch(const std::vector<std::string>& argv) {
+  static const std::map<std::string, Command> commands = {
+      {"run", cmd_run},         {"sweep", cmd_sweep},       {"merge", cmd_merge},
+      {"explore", cmd_explore}, {"describe", cmd_describe}, {"zk", cmd_zk},
+  };
+  if (argv.empty()) {
+    std::fputs(usage("").c_str(), stderr);
+    return scenario::kExitBadInput;
+  }
+  const std::string& name = argv[0];
+  if (name == "help" || name == "--help" || name == "-h") {
+    if (argv.size() > 1 && commands.contains(argv[1])) {
+      std::fputs(usage(argv[1]).c_str(), stdout);
+    } else {
+      std::fputs(usage("").c_str(), stdout);
+    }
+    return 0;
+  }
+  if (name == "--version") {
+    std::printf("kafkasim %s\n", build_commit());
+    return 0;
+  }
+  auto it = commands.find(name);
+  if (it == commands.end()) {
+    throw UsageError("", fmt::format("unknown command '{}'", name));
+  }
+  std::vector<std::string> rest(argv.begin() + 1, argv.end());
+  return it->second(rest);
+}
+
+}  // namespace
+
+}  // namespace cli
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    return cli::dispatch(args);
+  } catch (const cli::UsageError& e) {
+    std::string prefix = e.command().empty() ? "kafkasim" : "kafkasim " + e.command();
+    std::fprintf(stderr, "%s: %s\n\n%s", prefix.c_str(), e.what(), cli::usage(e.command()).c_str());
+    return scenario::kExitBadInput;
+  } catch (const cli::BadInput& e) {
+    std::fprintf(stderr, "kafkasim: %s\n", e.what());
+    return scenario::kExitBadInput;
+  } catch (const scenario::InputError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return scenario::kExitBadInput;
+  } catch (const sim::InvariantViolation& e) {
+    std::fprintf(stderr, "kafkasim: invariant broken: %s (%s:%d)\n", e.message().c_str(), e.file(), e.line());
+    return scenario::kExitInvariant;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kafkasim: internal error (a kafkasim bug): %s\n", e.what());
+    return scenario::kExitInvariant;
+  }
+}
