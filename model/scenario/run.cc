@@ -39,10 +39,6 @@ std::string format_seconds(int64_t us) {
 
 namespace {
 
-// The longest a `stop` waits before SIGKILL (Fault::grace_us is at most an hour).
-constexpr sim::Duration kMaxStopGrace = sim::Duration::seconds(3600);
-constexpr const char* kAdminHost = "admin";
-constexpr const char* kAdminAddress = "10.255.255.254";
 
 double seconds(int64_t us) { return static_cast<double>(us) / 1e6; }
 
@@ -149,6 +145,27 @@ nlohmann::json& props_at(nlohmann::json& doc, const std::vector<std::string>& pa
 
 // The reader's way of saying "not a key of this configuration" (as opposed
 // to a bad value for one): unknown, or a key of the other client.
+// A broker key set in a broker's own properties, or a topic key of the same
+// name in a topic's config, would win over the cluster-wide value: an
+// override replaces those too, so that it always takes effect.
+void override_everywhere(nlohmann::json& doc, const std::string& key, const std::string& value) {
+  if (doc.contains("hosts") && doc["hosts"].is_array()) {
+    for (nlohmann::json& h : doc["hosts"]) {
+      if (!h.contains("brokers") || !h["brokers"].is_array()) continue;
+      for (nlohmann::json& b : h["brokers"]) {
+        if (b.contains("properties") && b["properties"].is_object() && b["properties"].contains(key)) {
+          b["properties"][key] = value;
+        }
+      }
+    }
+  }
+  if (doc.contains("topics") && doc["topics"].is_array()) {
+    for (nlohmann::json& t : doc["topics"]) {
+      if (t.contains("config") && t["config"].is_object() && t["config"].contains(key)) t["config"][key] = value;
+    }
+  }
+}
+
 bool not_this_sides_key(const InputError& e, const std::string& key) {
   const std::string what = e.what();
   if (what.find(key) == std::string::npos) return false;
@@ -174,10 +191,10 @@ Scenario with_overrides(const Scenario& s, const std::map<std::string, std::stri
       places = {{"clients", "producer"}};
     } else if (strip("consumer.")) {
       places = {{"clients", "consumer"}};
-    } else if (strip("zookeeper.") && key.find('.') == std::string::npos) {
-      // zoo.cfg keys have no dots ("tickTime", "syncLimit"); a Kafka key
-      // such as zookeeper.session.timeout.ms keeps its prefix.
-      places = {{"zookeeper", "properties"}};
+    } else if (strip("zookeeper.")) {
+      // "zookeeper.tickTime" is zoo.cfg's tickTime; a Kafka key with that
+      // prefix (zookeeper.session.timeout.ms) is tried as itself after it.
+      places = {{"zookeeper", "properties"}, {"kafka", "properties"}};
     } else {
       key = raw_key;
       places = {{"kafka", "properties"}, {"clients", "producer"}, {"clients", "consumer"}};
@@ -186,7 +203,9 @@ Scenario with_overrides(const Scenario& s, const std::map<std::string, std::stri
     std::string first_error;
     for (const auto& place : places) {
       nlohmann::json attempt = doc;
-      props_at(attempt, place)[key] = value;
+      const std::string k = place.front() == "kafka" && raw_key.rfind("zookeeper.", 0) == 0 ? raw_key : key;
+      props_at(attempt, place)[k] = value;
+      if (place.front() == "kafka") override_everywhere(attempt, k, value);
       try {
         (void)parse_scenario(s.file, attempt.dump());
         doc = std::move(attempt);
@@ -307,8 +326,8 @@ struct Run::Impl {
       topics.push_back(kafka::NewTopic{t.name, t.partitions, t.replication_factor, {}, t.config});
     }
     if (!bootstrap.empty() && !topics.empty()) {
-      const sim::HostId admin_host = world.add_host(kAdminHost, kAdminAddress);
-      admin = world.add_process(admin_host, "admin", [this, bootstrap, topics] {
+      const sim::HostId admin_host = world.add_host(kAdminName, kAdminAddress);
+      admin = world.add_process(admin_host, kAdminName, [this, bootstrap, topics] {
         return std::make_unique<AdminProcess>(bootstrap, topics, [this] { on_topics_ready(); });
       });
     } else {
@@ -390,17 +409,20 @@ struct Run::Impl {
 
   void note(int64_t t, std::string text) { timeline.push_back({t, std::move(text)}); }
 
-  // `start` on a process still in its controlled shutdown (a stop a moment
-  // ago): as an operator running `systemctl start` after `stop` returned, it
-  // starts once the process is down (checked every 100 ms, at most until
-  // `deadline_us`, when the stop's SIGKILL has surely come).
-  void start_when_down(sim::ProcessId p, int64_t deadline_us) {
+  // `start` on a process still in its controlled shutdown (a `stop` a
+  // moment ago): as an operator running `systemctl start` after `stop`
+  // returned, it starts once the process is down (checked every 100 ms until
+  // the stop's SIGKILL deadline). A `start` of a process that runs and is
+  // not stopping does nothing, as `systemctl start` of a running unit.
+  void start_when_down(sim::ProcessId p) {
     if (!world.is_running(p)) {
+      stopping.erase(p);
       world.start(p);
       return;
     }
-    if (world.now().us() >= deadline_us) return;
-    world.loop().after(sim::Duration::millis(100), [this, p, deadline_us] { start_when_down(p, deadline_us); });
+    auto it = stopping.find(p);
+    if (it == stopping.end() || world.now().us() > it->second) return;
+    world.loop().after(sim::Duration::millis(100), [this, p] { start_when_down(p); });
   }
 
   static std::string field_text(const sim::TraceRecord& r, std::string_view key) {
@@ -465,10 +487,15 @@ struct Run::Impl {
       case FaultAction::start: {
         const sim::ProcessId p = *process(f.target);
         // A client starts only once the workload has started (its topics exist).
-        if (clients.count(f.target) == 0 || clients_started_us >= 0) start_when_down(p, f.at_us + kMaxStopGrace.us());
+        if (clients.count(f.target) == 0 || clients_started_us >= 0) start_when_down(p);
         break;
       }
-      case FaultAction::stop: world.terminate(*process(f.target), sim::Duration::micros(f.grace_us)); break;
+      case FaultAction::stop: {
+        const sim::ProcessId p = *process(f.target);
+        if (world.is_running(p)) stopping[p] = f.at_us + f.grace_us;
+        world.terminate(p, sim::Duration::micros(f.grace_us));
+        break;
+      }
       case FaultAction::pause: world.pause(*process(f.target)); break;
       case FaultAction::resume: world.resume(*process(f.target)); break;
       case FaultAction::partition: {
@@ -887,6 +914,8 @@ struct Run::Impl {
   std::map<kafka::BrokerId, sim::ProcessId> brokers;
   std::map<std::string, sim::ProcessId> clients;
   std::optional<sim::ProcessId> admin;
+  // Processes in a controlled shutdown after a `stop`: its SIGKILL deadline.
+  std::map<sim::ProcessId, int64_t> stopping;
   std::string chroot;
   bool start_clients_at_boot = false;
   int64_t clients_started_us = -1;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "model/properties.h"
+#include "model/scenario/nemesis.h"
 #include "sim/random.h"
 
 namespace scenario {
@@ -174,6 +175,7 @@ class Loader {
     }
     std::stable_sort(s_.faults.begin(), s_.faults.end(),
                      [](const Fault& a, const Fault& b) { return a.at_us < b.at_us; });
+    check_address_moves();
     if (std::optional<Value> n = r.optional("nemesis")) read_nemesis(*n);
     if (std::optional<Value> e = r.optional("expect")) {
       for (const Value& v : e->as_array()) {
@@ -260,6 +262,9 @@ class Loader {
   // --- hosts and processes ------------------------------------------------------------
 
   void claim_name(const Value& where, const std::string& name) {
+    if (name == kAdminName) {
+      where.fail(fmt::format("the name \"{}\" is the runner's own (the process that creates the topics)", name));
+    }
     if (!names_.insert(name).second) {
       where.fail(fmt::format("the name \"{}\" is used twice (hosts and processes share one namespace)", name));
     }
@@ -285,6 +290,9 @@ class Loader {
       if (other.address == h.address) {
         r.required("address").fail(fmt::format("the address {} is already host \"{}\"'s", h.address, other.name));
       }
+    }
+    if (h.address == kAdminAddress) {
+      r.required("address").fail(fmt::format("the address {} is the runner's own (its admin host)", h.address));
     }
     s_.hosts.push_back(h);
 
@@ -755,6 +763,29 @@ class Loader {
     s_.faults.push_back(std::move(f));
   }
 
+  // Replays the replace_address faults in time order: a host may not move to
+  // an address another host holds at that moment (nor the admin's).
+  void check_address_moves() {
+    std::map<std::string, std::string> holder;  // address -> host
+    for (const HostSpec& h : s_.hosts) holder[h.address] = h.name;
+    holder[kAdminAddress] = "the runner's admin host";
+    std::map<std::string, std::string> address_of;
+    for (const HostSpec& h : s_.hosts) address_of[h.name] = h.address;
+    for (const Fault& f : s_.faults) {
+      if (f.action != FaultAction::replace_address) continue;
+      auto it = holder.find(f.address);
+      if (it != holder.end() && it->second != f.target) {
+        throw InputError(file_, f.path + ".address",
+                         fmt::format("{} is held by {} at {} s", f.address,
+                                     it->second.rfind("the ", 0) == 0 ? it->second : "host \"" + it->second + "\"",
+                                     f.at_us / 1e6));
+      }
+      holder.erase(address_of[f.target]);
+      holder[f.address] = f.target;
+      address_of[f.target] = f.address;
+    }
+  }
+
   void read_partition(ObjectReader& r, Fault& f) {
     const bool groups = r.has("groups");
     const bool one_way = r.has("from") || r.has("to");
@@ -817,6 +848,9 @@ class Loader {
     }
     r.finish();
     s_.nemesis = std::move(n);
+    // Targets that leave a kind with nothing to act on are errors now, not
+    // when a run draws the schedule.
+    (void)generate_nemesis(s_, *s_.nemesis, s_.duration_us, sim::Rng(0));
   }
 
   struct PendingZk {

@@ -32,6 +32,12 @@
 
 namespace scenario {
 
+// What the runner adds to every world (model/scenario/run.h): the admin that
+// creates the topics runs as a process of this name on a host of this name
+// and address, so a scenario may use neither.
+inline constexpr const char* kAdminName = "admin";
+inline constexpr const char* kAdminAddress = "10.255.255.254";
+
 struct ZooKeeperSpec {
   int32_t id = 0;        // myid; the process is named "zk<id>"
   std::string host;      // the host's name

@@ -528,6 +528,31 @@ TEST_F(Cli, ExploreGridGivesOneRowPerCombination) {
   EXPECT_EQ(j["rows"][0]["stalled"]["seeds"], 2);
 }
 
+// --stall-metric picks the verdict path the stall column compares: the
+// consumer's stall in the small scenario stays short while the whole run's
+// does not.
+TEST_F(Cli, ExploreStallMetricIsAVerdictPath) {
+  Output whole = kafkasim({"explore", "small.json", "--grid", "acks=1", "--seeds", "1..2", "--format", "json",
+                           "--stall-bound", "5"});
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  Output calm = kafkasim({"explore", "small.json", "--grid", "acks=1", "--seeds", "1..2", "--format", "json",
+                          "--stall-bound", "1000", "--stall-metric", "clients.consumer.longest_stall_s"});
+  ASSERT_EQ(calm.code, 0) << calm.err;
+  const nlohmann::json w = nlohmann::json::parse(whole.out);
+  const nlohmann::json c = nlohmann::json::parse(calm.out);
+  EXPECT_EQ(w["rows"][0]["stalled"]["seeds"], 2);
+  EXPECT_EQ(c["rows"][0]["stalled"]["seeds"], 0);
+  EXPECT_EQ(c["stall_metric"], "clients.consumer.longest_stall_s");
+  Output bad = kafkasim({"explore", "small.json", "--grid", "acks=1", "--seeds", "1..1", "--stall-metric",
+                         "clients.consumr.longest_stall_s"});
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--stall-metric"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("consumer"), std::string::npos) << bad.err;
+  Output malformed = kafkasim({"explore", "small.json", "--grid", "acks=1", "--seeds", "1..1", "--stall-metric",
+                               "phases..x"});
+  EXPECT_EQ(malformed.code, 2) << malformed.err;
+}
+
 TEST_F(Cli, ExploreBadGridKeyOrValueIsExitTwo) {
   Output key = kafkasim({"explore", "small.json", "--grid", "ackz=1,all", "--seeds", "1..2"});
   EXPECT_EQ(key.code, 2) << key.err;

@@ -132,8 +132,13 @@ int main(int argc, char** argv) {
     boost::asio::thread_pool pool(static_cast<size_t>(o.jobs));
     for (int seed = 1; seed <= o.sweep_seeds; ++seed) {
       boost::asio::post(pool, [&s, &failed, seed] {
-        const scenario::RunResult r = scenario::run_scenario(s, static_cast<uint64_t>(seed));
-        if (r.exit_code() == scenario::kExitInvariant) failed.fetch_add(1);
+        try {
+          const scenario::RunResult r = scenario::run_scenario(s, static_cast<uint64_t>(seed));
+          if (r.exit_code() == scenario::kExitInvariant) failed.fetch_add(1);
+        } catch (const std::exception& e) {
+          fmt::print(stderr, "seed {}: {}\n", seed, e.what());
+          failed.fetch_add(1);
+        }
       });
     }
     pool.join();
@@ -144,7 +149,7 @@ int main(int argc, char** argv) {
              o.sweep_seeds, o.jobs, sweep_s, per_minute, 1000.0 * sweep_s / o.sweep_seeds);
   fmt::print("peak resident memory: {:.0f} MiB\n", peak_rss_mib());
   if (failed.load() != 0) {
-    fmt::print(stderr, "{} seeds broke an invariant\n", failed.load());
+    fmt::print(stderr, "{} seeds broke an invariant or failed\n", failed.load());
     return 1;
   }
   return 0;

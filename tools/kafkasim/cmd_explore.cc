@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "model/scenario/json_input.h"
+#include "model/scenario/expect.h"
 #include "model/scenario/run.h"
 #include "model/scenario/scenario.h"
 #include "tools/kafkasim/args.h"
@@ -129,6 +130,7 @@ int cmd_explore(const std::vector<std::string>& argv) {
           {.name = "seeds", .takes_value = true, .repeatable = false},
           {.name = "jobs", .takes_value = true, .repeatable = false},
           {.name = "stall-bound", .takes_value = true, .repeatable = false},
+          {.name = "stall-metric", .takes_value = true, .repeatable = false},
           {.name = "format", .takes_value = true, .repeatable = false},
           {.name = "help", .takes_value = false, .repeatable = false}});
   if (a.flag("help")) {
@@ -144,6 +146,16 @@ int cmd_explore(const std::vector<std::string>& argv) {
                                             : 20'000'000;
   std::string format =
       parse_choice("explore", "--format", a.value("format").value_or("text"), {"text", "csv", "json"});
+  // Which stall counts: a path of the verdict (docs/scenario-format.md), e.g.
+  // phases.rolling.max_stall_s for a scenario with a planned outage.
+  const std::string stall_metric = a.value("stall-metric").value_or("max_stall_s");
+  std::optional<scenario::Expectation> stalled_when;
+  try {
+    stalled_when = scenario::Expectation::parse(
+        fmt::format("{} > {}", stall_metric, scenario::format_seconds(bound_us)));
+  } catch (const std::exception& e) {
+    a.fail(fmt::format("--stall-metric {}: not a path of the verdict ({})", stall_metric, e.what()));
+  }
   std::vector<GridAxis> grid;
   for (const std::string& g : a.values("grid")) {
     GridAxis axis = parse_grid(g);
@@ -209,7 +221,11 @@ int cmd_explore(const std::vector<std::string>& argv) {
           o.has_verdict = r.verdict.is_object();
           o.lost = number(r.verdict, "lost") > 0;
           o.duplicates = number(r.verdict, "duplicates") > 0;
-          o.stalled = number(r.verdict, "max_stall_s") > bound_s;
+          const scenario::Expectation::Result stall = stalled_when->evaluate(r.verdict);
+          if (stall.outcome == scenario::Expectation::Result::Outcome::error) {
+            throw scenario::InputError("--stall-metric", stall_metric, stall.detail);
+          }
+          o.stalled = stall.outcome == scenario::Expectation::Result::Outcome::held;
         } catch (const scenario::InputError& e) {
           err = e.what();
           code = scenario::kExitBadInput;
@@ -290,6 +306,7 @@ int cmd_explore(const std::vector<std::string>& argv) {
     j["commit"] = build_commit();
     j["seeds"] = {{"first", range.first}, {"last", range.last}};
     j["stall_bound_s"] = bound_s;
+    j["stall_metric"] = stall_metric;
     j["rows"] = nlohmann::json::array();
     for (const Row& row : rows) {
       nlohmann::json r;
@@ -315,7 +332,8 @@ int cmd_explore(const std::vector<std::string>& argv) {
       widths.push_back(w);
       header += fmt::format("{:<{}}  ", axis.key, w);
     }
-    std::string stall_head = fmt::format("stall > {}s", bound_text);
+    std::string stall_head = stall_metric == "max_stall_s" ? fmt::format("stall > {}s", bound_text)
+                                                           : fmt::format("{} > {}s", stall_metric, bound_text);
     constexpr size_t kCell = 26;
     header += fmt::format("{:>5}  {:<{}}  {:<{}}  {:<{}}", "seeds", "lost > 0", kCell, "duplicates > 0", kCell,
                           stall_head, kCell);

@@ -48,8 +48,8 @@ std::optional<Stopped> run_to(const Args& a) {
     throw BadInput(fmt::format("--at {}: after the end of {} (duration_s {})", *a.value("at"), file,
                                scenario::format_seconds(st.scenario->duration_us)));
   }
-  st.run = std::make_unique<scenario::Run>(*st.scenario, st.seed);
   try {
+    st.run = std::make_unique<scenario::Run>(*st.scenario, st.seed);
     st.run->run_until(at_us);
   } catch (const sim::InvariantViolation& e) {
     std::fprintf(stderr,

@@ -41,10 +41,13 @@ namespace cli {
 
 namespace {
 
-volatile std::sig_atomic_t g_interrupted = 0;
+// Set by the signal handler, read by the pool's threads: a lock-free atomic
+// is both async-signal-safe and free of data races.
+std::atomic<int> g_interrupted{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
 extern "C" void on_interrupt(int signo) {
-  if (g_interrupted != 0) {
+  if (g_interrupted.load() != 0) {
     // A second signal: abandon the running seeds. Every line already written
     // is complete (one write(2) each), so nothing is lost but those seeds.
     static const char msg[] = "\nkafkasim: interrupted again; abandoning the running seeds\n";
@@ -52,7 +55,7 @@ extern "C" void on_interrupt(int signo) {
     (void)ignored;
     _exit(kExitInterrupted);
   }
-  g_interrupted = signo;
+  g_interrupted.store(signo);
 }
 
 void install_interrupt_handlers() {
@@ -238,7 +241,7 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   uint64_t internal_error_seed = 0;
   std::atomic<bool> stop{false};
 
-  g_interrupted = 0;
+  g_interrupted.store(0);
   install_interrupt_handlers();
   Progress progress(total, already, already_failed);
   {
@@ -247,7 +250,7 @@ int cmd_sweep(const std::vector<std::string>& argv) {
       boost::asio::post(pool, [&, seed] {
         std::optional<std::string> line;
         bool failed = false;
-        if (!stop.load() && g_interrupted == 0) {
+        if (!stop.load() && g_interrupted.load() == 0) {
           try {
             scenario::Scenario mine = s;  // nothing shared between simulations
             scenario::RunResult r = scenario::run_scenario(mine, seed);
@@ -287,7 +290,7 @@ int cmd_sweep(const std::vector<std::string>& argv) {
     while (finished < todo.size()) {
       finished_cv.wait_for(lock, std::chrono::milliseconds(200));
       progress.update(done_now, failures_now, false);
-      if (g_interrupted != 0) stop.store(true);
+      if (g_interrupted.load() != 0) stop.store(true);
       if (stop.load()) break;
     }
     lock.unlock();
@@ -305,7 +308,7 @@ int cmd_sweep(const std::vector<std::string>& argv) {
                  internal_error->c_str(), reproducer(file, internal_error_seed).c_str());
     return scenario::kExitInvariant;
   }
-  if (g_interrupted != 0 && done_now + already < total) {
+  if (g_interrupted.load() != 0 && done_now + already < total) {
     std::string cmd = fmt::format("kafkasim sweep {} --seeds {}..{}", shell_quote(file), range.first, range.last);
     if (shard.count > 1) cmd += fmt::format(" --shard {}/{}", shard.index, shard.count);
     cmd += fmt::format(" --jobs {} --out {} --resume", jobs, shell_quote(dir.string()));

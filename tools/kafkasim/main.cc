@@ -48,10 +48,11 @@ std::string usage(const std::string& command) {
        "  table, the same whatever the shard count.\n"},
       {"explore",
        "usage: kafkasim explore SCENARIO --grid KEY=V1,V2 [--grid ...] --seeds A..B [--jobs N]\n"
-       "                        [--stall-bound S] [--format text|csv|json]\n"
+       "                        [--stall-bound S] [--stall-metric PATH] [--format text|csv|json]\n"
        "  For each combination of the grid's values, runs the seeds with those configuration\n"
        "  overrides and reports the share of seeds that lost data, duplicated, or stalled\n"
-       "  longer than S seconds (default 20), each with a 95% Wilson interval.\n"},
+       "  longer than S seconds (default 20), each with a 95% Wilson interval. The stall is\n"
+       "  the verdict's PATH (default max_stall_s; e.g. phases.rolling.max_stall_s).\n"},
       {"describe",
        "usage: kafkasim describe SCENARIO --seed N --at T\n"
        "  The topics as `kafka-topics.sh --describe` prints them, at virtual time T seconds.\n"},

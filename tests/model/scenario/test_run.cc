@@ -193,6 +193,44 @@ TEST(ScenarioRun, OverridesGoWhereTheirKeyBelongs) {
       << error_of({{"min.insync.replicas", "zero"}});
 }
 
+// `start` of a running process that is not stopping does nothing (as
+// `systemctl start` of a running unit): a later kill stays a kill. A `start`
+// right after a `stop` waits for the controlled shutdown to end.
+TEST(ScenarioRun, StartWaitsForAStopAndIsANoOpOnARunningProcess) {
+  const RunResult r = run_scenario(
+      small(R"({"faults": [{"at": 5, "action": "start", "target": "kafka1"},
+                           {"at": 8, "action": "kill", "target": "kafka1"},
+                           {"at": 20, "action": "stop", "target": "kafka2"},
+                           {"at": 20, "action": "start", "target": "kafka2"}],
+                "snapshots": [{"name": "after", "at_s": 10}],
+                "expect": ["!snapshots.after.running.kafka1", "!final.running.kafka1", "final.running.kafka2"]})"),
+      1);
+  EXPECT_EQ(r.exit_code(), kExitHeld) << failures(r);
+  std::vector<std::string> stops;
+  for (const TimelineEntry& t : r.timeline) {
+    if (t.text.find("kafka2") != std::string::npos) stops.push_back(format_seconds(t.time_us) + " " + t.text);
+  }
+  EXPECT_EQ(stops, (std::vector<std::string>{"20 stop kafka2", "20 start kafka2"}));
+}
+
+// An override of a broker key replaces a broker's own value of it and a
+// topic's, which would otherwise win over the cluster-wide one.
+TEST(ScenarioRun, OverridesReachBrokerAndTopicLevelValues) {
+  const Scenario s = small(R"({"hosts": [
+      {"name": "zk", "address": "10.0.0.1", "zookeeper": {"id": 1}},
+      {"name": "node1", "address": "10.0.1.1", "brokers": [{"id": 1, "properties": {"min.insync.replicas": 1}}]},
+      {"name": "node2", "address": "10.0.1.2", "brokers": [{"id": 2}]},
+      {"name": "node3", "address": "10.0.1.3", "brokers": [{"id": 3}]},
+      {"name": "client", "address": "10.0.9.1", "clients": ["producer", "consumer"]}],
+    "topics": [{"name": "t", "partitions": 1, "replication_factor": 3, "config": {"min.insync.replicas": 1}}]})");
+  const Scenario o = with_overrides(s, {{"min.insync.replicas", "2"}});
+  for (const BrokerSpec& b : o.brokers) EXPECT_EQ(b.config.log.min_insync_replicas, 2) << b.id;
+  EXPECT_EQ(o.topics[0].config.at("min.insync.replicas"), "2");
+  // zoo.cfg first for a zookeeper. prefix, then the Kafka key of that name.
+  EXPECT_EQ(with_overrides(s, {{"zookeeper.session.timeout.ms", "9000"}}).brokers[0].config.zookeeper_session_timeout_ms,
+            9000);
+}
+
 TEST(ScenarioRun, DescribeAndZooKeeperAtAVirtualTime) {
   scenario::Run run(small(), 1);
   run.run_until(30'000'000);

@@ -279,6 +279,19 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
        "most 1000000 (make it at least 0.00494 s)"},
       {"a grace on a kill", [](nlohmann::json& j) { j["faults"][4]["grace_s"] = 5; },
        "s.json: at $.faults[4].grace_s: unknown field \"grace_s\"; known fields here: action, at, target"},
+      {"a host named as the runner's admin", [](nlohmann::json& j) { j["hosts"][3]["name"] = "admin"; },
+       "s.json: at $.hosts[3].name: the name \"admin\" is the runner's own (the process that creates the topics)"},
+      {"a host at the runner's admin address", [](nlohmann::json& j) { j["hosts"][3]["address"] = "10.255.255.254"; },
+       "s.json: at $.hosts[3].address: the address 10.255.255.254 is the runner's own (its admin host)"},
+      {"two hosts moved to one address", [](nlohmann::json& j) {
+         j["faults"].push_back({{"at", 435}, {"action", "replace_address"}, {"target", "node2"}, {"address", "10.0.0.33"}});
+       },
+       "s.json: at $.faults[7].address: 10.0.0.33 is held by host \"node3\" at 435 s"},
+      {"a nemesis partition over one host", [](nlohmann::json& j) {
+         j["nemesis"] = {{"kinds", {"partition"}}, {"targets", {"node1"}}};
+       },
+       "s.json: at $.nemesis.targets: the nemesis kind \"partition\" splits the targets' hosts into two groups, and "
+       "the targets [\"node1\"] are on 1 host; it needs at least two"},
       {"an unknown environment field", [](nlohmann::json& j) { j["environment"] = {{"boot_delay", 20}}; },
        "s.json: at $.environment.boot_delay: unknown field \"boot_delay\" (did you mean \"boot_delay_s\"?); known "
        "fields here: boot_delay_s, fsync_latency_max_ms, fsync_latency_min_ms, host_unreachable_after_s, restart, "
