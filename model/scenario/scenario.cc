@@ -187,7 +187,7 @@ class Loader {
       }
     }
     r.finish();
-    s_.hash = fmt::format("{:016x}", sim::hash_name(root_.dump()));
+    s_.hash = fmt::format("{:016x}", sim::hash_name(root_.dump() + referenced_));
     s_.source = root_;
     return std::move(s_);
   }
@@ -212,7 +212,10 @@ class Loader {
                                    ? name
                                    : (std::filesystem::path(dir_) / name).string();
       try {
-        const model::Properties p = model::parse_properties(read_text_file(*f, path), path);
+        const std::string text = read_text_file(*f, path);
+        // The hash covers what a referenced file says, not only its name.
+        referenced_ += fmt::format("\n{}\n{}", f->path(), text);
+        const model::Properties p = model::parse_properties(text, path);
         for (const auto& [k, v] : p.values) {
           out.values[k] = v;
           auto line = p.lines.find(k);
@@ -869,6 +872,7 @@ class Loader {
   std::string file_;
   std::string dir_;
   nlohmann::json root_;
+  std::string referenced_;  // the JSON path and text of every referenced properties file
   Scenario s_;
   PropertySource zk_;
   PropertySource kafka_;

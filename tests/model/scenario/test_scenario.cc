@@ -150,6 +150,13 @@ TEST(ScenarioFile, PropertiesFilesAreReadRelativeToTheScenario) {
   EXPECT_EQ(s.zookeepers[0].config.tick_time_ms, 3000);
   EXPECT_EQ(s.zookeepers[0].config.init_limit, 7);
 
+  // Changing what a referenced file says changes the scenario's hash.
+  {
+    std::ofstream zoo(dir / "zoo.cfg");
+    zoo << "tickTime=3000\ninitLimit=8\nsyncLimit=3\n";
+  }
+  EXPECT_NE(load_scenario((dir / "s.json").string()).hash, s.hash);
+
   // A misspelt key in a referenced file names the file and the line.
   {
     std::ofstream out(dir / "server.properties");
