@@ -353,6 +353,15 @@ TEST_F(Cli, SweepOfFailingSeedsExitsOneWithReproducersAndJunit) {
       << junit;
 }
 
+// A resumed sweep's table is its own range's, even when the file holds more
+// seeds from an earlier, wider sweep.
+TEST_F(Cli, ResumeWithANarrowerRangeTablesOnlyThatRange) {
+  ASSERT_EQ(kafkasim({"sweep", "small.json", "--seeds", "1..4", "--out", "wide"}).code, 0);
+  Output narrow = kafkasim({"sweep", "small.json", "--seeds", "2..3", "--out", "wide", "--resume"});
+  ASSERT_EQ(narrow.code, 0) << narrow.err;
+  EXPECT_NE(narrow.out.find("seeds run   2 (2..3)\n"), std::string::npos) << narrow.out;
+}
+
 TEST_F(Cli, SweepResumedAfterATornWriteGivesTheSameTable) {
   std::string clean = table({"sweep", "small.json", "--seeds", "1..8", "--out", "clean"});
 

@@ -320,7 +320,12 @@ int cmd_sweep(const std::vector<std::string>& argv) {
     return kExitInterrupted;
   }
 
-  std::vector<SeedResult> sorted = by_seed(read_results(results_path).results);
+  // The table is this sweep's: the seeds of --seeds and --shard found in the
+  // file (a resumed file may hold others from an earlier, wider sweep).
+  std::vector<SeedResult> sorted;
+  for (SeedResult& r : by_seed(read_results(results_path).results)) {
+    if (r.seed >= range.first && r.seed <= range.last && shard.contains(range, r.seed)) sorted.push_back(std::move(r));
+  }
   print_table_and_junit(sorted, junit);
   return sweep_exit_code(sorted);
 }
