@@ -274,7 +274,7 @@ nlohmann::json RunResult::to_json() const {
 
 struct Run::Impl {
   Impl(const Scenario& scenario, uint64_t run_seed, RunOptions run_options)
-      : s(run_options.overrides.empty() ? scenario : with_overrides(scenario, run_options.overrides)),
+      : s(scenario),
         seed(run_seed), options(std::move(run_options)), world(run_seed, world_options(scenario)) {
     history = options.history_out != nullptr ? options.history_out : &own_history;
     if (options.trace_json != nullptr) world.trace().set_json_sink(options.trace_json);

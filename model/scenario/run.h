@@ -84,21 +84,17 @@ struct RunOptions {
   std::ostream* trace_json = nullptr;
   // Keeps the history, for `--history`.
   check::History* history_out = nullptr;
-  // Overrides of configuration keys, applied before the run as if written in
-  // the file (`explore --grid`): a Kafka broker key ("min.insync.replicas",
-  // "unclean.leader.election.enable") goes to every broker, a producer or
-  // consumer key ("acks", "enable.idempotence") to the clients, "producer."
-  // / "consumer." prefixes to one side only, "zookeeper." + a zoo.cfg key to
-  // every ZooKeeper server. Unknown keys throw InputError.
-  std::map<std::string, std::string> overrides;
   // kafka::Invariants::check() after every event (a break ends the run with
   // exit code 3). Off only to measure what the checks cost (tools/bench).
   bool check_invariants = true;
 };
 
-// Applies `overrides` (RunOptions::overrides) to a copy of `s`: re-parses the
-// affected configurations with the real parsers, so a bad value is an
-// InputError naming "--grid" and the key.
+// A copy of `s` with configuration keys overridden as if written in the file
+// (`explore --grid`): a Kafka broker key ("min.insync.replicas") goes to every
+// broker, a producer or consumer key ("acks") to the clients, "producer." /
+// "consumer." prefixes to one side only, "zookeeper." + a zoo.cfg key to
+// every ZooKeeper server. The file is re-read with the real parsers, so an
+// unknown key or a bad value is an InputError naming "--grid" and the key.
 Scenario with_overrides(const Scenario& s, const std::map<std::string, std::string>& overrides);
 
 // A run in progress, for commands that stop at a virtual time and look

@@ -166,6 +166,17 @@ struct TimeoutOutcome {
   std::map<std::string, int> errors;
 };
 
+// Starts the cluster and creates topic "t" (one partition, RF 3) led by a
+// broker other than the controller, as `leader`. "" on success, else what
+// went wrong.
+std::string start_with_topic_led_by_a_non_controller(Cluster& c, BrokerId& leader) {
+  c.start();
+  if (!c.await_ready()) return "the cluster never became ready";
+  leader = non_controller(c);
+  if (c.create_topic("t", 1, 3, {}, {{0, leader_first(c, leader)}}) != ErrorCode::none) return "topic creation failed";
+  return "";
+}
+
 // The leader's packets stop reaching the clients' host for 5 s (one way: the
 // producer's requests still arrive and are written; the answers do not come
 // back). request.timeout.ms is 2 s, so the producer gives up on the requests
@@ -174,17 +185,10 @@ TimeoutOutcome response_lost(uint64_t seed, bool idempotent) {
   SafetyRun run({.brokers = 3, .seed = seed, .broker_properties = {{"min.insync.replicas", "2"}}});
   InvariantChecker check(run.cluster);
   Cluster& c = run.cluster;
-  c.start();
   TimeoutOutcome out;
-  if (!c.await_ready()) {
-    out.settle = "the cluster never became ready";
-    return out;
-  }
-  const BrokerId leader = non_controller(c);
-  if (c.create_topic("t", 1, 3, {}, {{0, leader_first(c, leader)}}) != ErrorCode::none) {
-    out.settle = "topic creation failed";
-    return out;
-  }
+  BrokerId leader = kNoBroker;
+  out.settle = start_with_topic_led_by_a_non_controller(c, leader);
+  if (!out.settle.empty()) return out;
   std::map<std::string, std::string> pp = {{"acks", "all"},
                                            {"linger.ms", "0"},
                                            {"request.timeout.ms", "2000"},
@@ -277,17 +281,10 @@ TimeoutGapOutcome idempotent_timeout_gap(uint64_t seed) {
   SafetyRun run({.brokers = 3, .seed = seed, .broker_properties = {{"min.insync.replicas", "2"}}});
   InvariantChecker check(run.cluster);
   Cluster& c = run.cluster;
-  c.start();
   TimeoutGapOutcome out;
-  if (!c.await_ready()) {
-    out.settle = "the cluster never became ready";
-    return out;
-  }
-  const BrokerId leader = non_controller(c);
-  if (c.create_topic("t", 1, 3, {}, {{0, leader_first(c, leader)}}) != ErrorCode::none) {
-    out.settle = "topic creation failed";
-    return out;
-  }
+  BrokerId leader = kNoBroker;
+  out.settle = start_with_topic_led_by_a_non_controller(c, leader);
+  if (!out.settle.empty()) return out;
   run.start_clients("t",
                     producer_config(run, {{"acks", "all"},
                                           {"enable.idempotence", "true"},
