@@ -1,6 +1,7 @@
 #include "sim/disk.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace sim {
 
@@ -47,8 +48,11 @@ void File::crash(Time now, const DiskOptions& options, Rng& rng) {
   }
   std::vector<Record> image;
   if (!durable_tail_.empty()) {
-    image.assign(cached_.begin(), cached_.begin() + static_cast<std::ptrdiff_t>(durable_prefix_));
-    image.insert(image.end(), durable_tail_.begin(), durable_tail_.end());
+    // cached_ is replaced below: its records move rather than copy.
+    image.assign(std::make_move_iterator(cached_.begin()),
+                 std::make_move_iterator(cached_.begin() + static_cast<std::ptrdiff_t>(durable_prefix_)));
+    image.insert(image.end(), std::make_move_iterator(durable_tail_.begin()),
+                 std::make_move_iterator(durable_tail_.end()));
   } else {
     size_t keep = durable_prefix_;
     // Records are appended in time order, so the written-back ones are a prefix.
@@ -56,7 +60,8 @@ void File::crash(Time now, const DiskOptions& options, Rng& rng) {
     // The kernel may have been part-way through writing the rest.
     const size_t dirty = cached_.size() - keep;
     if (dirty > 0) keep += static_cast<size_t>(rng.below(dirty + 1));
-    image.assign(cached_.begin(), cached_.begin() + static_cast<std::ptrdiff_t>(keep));
+    image.assign(std::make_move_iterator(cached_.begin()),
+                 std::make_move_iterator(cached_.begin() + static_cast<std::ptrdiff_t>(keep)));
     if (keep < cached_.size() && rng.chance(options.torn_write_percent, 100)) {
       const std::string& whole = cached_[keep].data;
       const size_t part = whole.empty() ? 0 : static_cast<size_t>(rng.below(whole.size()));

@@ -438,7 +438,7 @@ void Network::notify(uint64_t link_id, int side, ItemKind kind, Payload payload)
   }
   const Endpoint owner = me.owner;
   const SocketId socket = socket_of(link_id, side);
-  world_.post(owner, [this, owner, socket, kind, was_connecting, payload = std::move(payload)] {
+  auto deliver = [this, owner, socket, kind, was_connecting, payload = std::move(payload)] {
     auto it = links_.find(link_of(socket));
     if (it == links_.end() || it->second.side[side_of(socket)].released) return;
     SocketHandler* h = world_.handler(owner);
@@ -464,7 +464,14 @@ void Network::notify(uint64_t link_id, int side, ItemKind kind, Payload payload)
       case ItemKind::unreachable: h->on_connect_failed(socket, ConnectError::unreachable); break;
       case ItemKind::syn: break;
     }
-  });
+  };
+  // A running process hears at once (what post would do, without wrapping
+  // the closure, which carries the payload, in a heap-allocated callback).
+  if (world_.runnable(owner)) {
+    deliver();
+  } else {
+    world_.post(owner, std::move(deliver));
+  }
   maybe_erase(link_id);
 }
 

@@ -80,6 +80,8 @@ class NetworkHost {
  public:
   virtual ~NetworkHost() = default;
   virtual bool alive(const Endpoint& e) const = 0;
+  // Alive and not paused: something posted to it would run at once.
+  virtual bool runnable(const Endpoint& e) const = 0;
   // Runs `fn` in the context of `e`: deferred while it is paused, dropped if
   // it is dead by then.
   virtual void post(const Endpoint& e, Callback fn) = 0;

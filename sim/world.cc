@@ -266,6 +266,10 @@ bool World::alive(const Endpoint& e) const {
   return p.alive_ && p.incarnation_ == e.incarnation;
 }
 
+bool World::runnable(const Endpoint& e) const {
+  return alive(e) && !processes_[e.process.value]->paused_;
+}
+
 void World::post(const Endpoint& e, Callback fn) {
   if (!alive(e)) return;
   ProcessContext& p = *processes_[e.process.value];

@@ -233,6 +233,7 @@ class World final : public NetworkHost {
 
   // NetworkHost
   bool alive(const Endpoint& e) const override;
+  bool runnable(const Endpoint& e) const override;
   void post(const Endpoint& e, Callback fn) override;
   SocketHandler* handler(const Endpoint& e) override;
 

@@ -55,7 +55,8 @@ void NetworkClient::pump(int32_t node) {
          static_cast<int32_t>(c.in_flight.size()) < options_.max_in_flight) {
     Waiting w = std::move(c.queued.front());
     c.queued.pop_front();
-    ctx_.send(*c.socket, RequestFrame{w.correlation_id, w.request});
+    // The request is not needed once it is on the wire.
+    ctx_.send(*c.socket, RequestFrame{w.correlation_id, std::move(w.request)});
     if (!w.expect_response) {
       ctx_.cancel(w.timer);
       sent_without_answer.push_back(std::move(w.done));

@@ -4,7 +4,10 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -773,12 +776,20 @@ struct Run::Impl {
       out[name];
       last[name] = start;
     }
+    // Each history process resolved to its client once (null: not a client).
+    std::vector<std::optional<std::pair<ClientStats*, int64_t*>>> resolved;
     for (const check::Op& op : history->ops()) {
       if (op.time_us < from || op.time_us >= to) continue;
-      const std::string& name = history->process_name(op.process);
-      auto it = out.find(name);
-      if (it == out.end()) continue;
-      ClientStats& c = it->second;
+      if (op.process >= resolved.size()) resolved.resize(op.process + 1);
+      auto& slot = resolved[op.process];
+      if (!slot) {
+        auto it = out.find(history->process_name(op.process));
+        slot = it == out.end() ? std::pair<ClientStats*, int64_t*>{nullptr, nullptr}
+                               : std::pair<ClientStats*, int64_t*>{&it->second, &last[it->first]};
+      }
+      if (slot->first == nullptr) continue;
+      ClientStats& c = *slot->first;
+      int64_t& last_ok = *slot->second;
       if (op.f == check::OpFunction::exit && history->string(op.detail).rfind("gave up", 0) == 0) c.gave_up = true;
       if (op.type != check::OpType::ok) continue;
       ++c.ok;
@@ -789,8 +800,8 @@ struct Run::Impl {
       else ++c.consumed;
       if (!c.first_ok) c.first_ok = op.time_us;
       c.last_ok = op.time_us;
-      c.longest = std::max(c.longest, op.time_us - last[name]);
-      last[name] = std::max(last[name], op.time_us);
+      c.longest = std::max(c.longest, op.time_us - last_ok);
+      last_ok = std::max(last_ok, op.time_us);
     }
     for (auto& [name, c] : out) c.longest = std::max(c.longest, to - last[name]);
     return out;
