@@ -27,7 +27,6 @@ namespace {
 
 constexpr std::string_view kSegmentSuffix = ".log";
 constexpr size_t kBaseOffsetDigits = 20;
-constexpr size_t kRecordFields = 8;  // and a ninth, the key, when there is one
 
 int64_t now_ms_of(const sim::ProcessContext& ctx) { return ctx.now().since_start().ms(); }
 
@@ -41,21 +40,6 @@ bool parse_field(std::string_view s, T& out) {
   return ec == std::errc() && ptr == end;
 }
 
-// Splits on `sep`, keeping empty fields.
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (true) {
-    const size_t at = s.find(sep, start);
-    if (at == std::string_view::npos) {
-      out.push_back(s.substr(start));
-      return out;
-    }
-    out.push_back(s.substr(start, at - start));
-    start = at + 1;
-  }
-}
-
 // "00000000000000000391.log" -> 391; nullopt for any other name.
 std::optional<int64_t> parse_segment_name(std::string_view name) {
   if (name.size() != kBaseOffsetDigits + kSegmentSuffix.size()) return std::nullopt;
@@ -66,11 +50,16 @@ std::optional<int64_t> parse_segment_name(std::string_view name) {
 }
 
 std::optional<EpochEntry> parse_epoch_line(std::string_view line) {
-  const std::vector<std::string_view> fields = split(line, ' ');
-  if (fields.size() != 2) return std::nullopt;
+  // Exactly two fields, one space between them.
+  const size_t space = line.find(' ');
+  if (space == std::string_view::npos || line.find(' ', space + 1) != std::string_view::npos) {
+    return std::nullopt;
+  }
   int64_t epoch = 0;
   int64_t start = 0;
-  if (!parse_field(fields[0], epoch) || !parse_field(fields[1], start)) return std::nullopt;
+  if (!parse_field(line.substr(0, space), epoch) || !parse_field(line.substr(space + 1), start)) {
+    return std::nullopt;
+  }
   if (epoch < 0 || start < 0) return std::nullopt;
   return EpochEntry{LeaderEpoch{epoch}, Offset{start}};
 }
@@ -85,60 +74,141 @@ void add_to_segment(SegmentInfo& info, const Record& r) {
 }  // namespace
 
 // --- records on disk ---------------------------------------------------------
-
-std::string encode_record(const Record& r) {
-  std::string line = fmt::format("{},{},{},{},{},{},{},{}", r.offset.value, r.leader_epoch.value,
-                                 r.timestamp_ms, r.producer_id, r.producer_epoch, r.sequence,
-                                 r.value, r.size);
-  if (!r.key.empty()) {
-    line += ',';
-    for (const char c : r.key) line += fmt::format("{:02x}", static_cast<unsigned char>(c));
-  }
-  return line;
-}
+//
+// A record is stored the way Kafka's record format v2 stores a record's
+// fields (DefaultRecord.java, with ByteUtils.writeVarlong / writeUnsignedVarint;
+// KIP-98): each number as a base-128 varint, seven bits a byte, least
+// significant group first, the high bit set on every byte but the last; signed
+// numbers zig-zag encoded first so that -1 takes one byte. In order: offset
+// (unsigned), leader epoch, timestamp, producer id, producer epoch, sequence
+// (zig-zag), value id, size, the key's length (unsigned), then the key's
+// bytes, which end the record. (A negative offset or size, which no log
+// holds, encodes as its two's complement and is rejected on decode.) Every
+// field is always there, so any strict prefix of a record (a torn write) is
+// rejected: it ends inside a varint, lacks a field, or holds fewer key bytes
+// than its length says. (load() also drops whatever the disk marks torn.)
+// What the model accounts for (segment.bytes, retention.bytes, fetch sizes)
+// is Record::size, never the encoded length; the encoded length only decides
+// where sim::Disk cuts a torn record, which is then discarded whatever it holds.
 
 namespace {
 
-std::optional<std::string> decode_hex(std::string_view hex) {
-  if (hex.empty() || hex.size() % 2 != 0) return std::nullopt;
-  std::string out;
-  out.reserve(hex.size() / 2);
-  auto digit = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-  };
-  for (size_t i = 0; i < hex.size(); i += 2) {
-    const int hi = digit(hex[i]);
-    const int lo = digit(hex[i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out += static_cast<char>(hi * 16 + lo);
+constexpr size_t kMaxVarintBytes = 10;  // 64 bits, 7 a byte
+constexpr size_t kRecordNumbers = 9;    // the eight fields and the key's length
+
+uint64_t zigzag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+
+int64_t unzigzag(uint64_t u) {
+  return static_cast<int64_t>(u >> 1) ^ -static_cast<int64_t>(u & 1);
+}
+
+char* put_varint(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
   }
-  return out;
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
+// Reads one varint at `p`, advancing it; false if the input ends inside it, it
+// runs past 64 bits, or it has a needless trailing zero group (encode never
+// writes one).
+bool get_long_varint(const unsigned char*& p, const unsigned char* end, uint64_t& out) {
+  uint64_t v = 0;
+  for (unsigned shift = 0; shift < 64; shift += 7) {
+    if (p == end) return false;
+    const uint64_t b = *p++;
+    if (shift == 63 && b > 1) return false;
+    v |= (b & 0x7f) << shift;
+    if ((b & 0x80) == 0) {
+      if (b == 0 && shift > 0) return false;
+      out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The common case, one byte, inline.
+inline bool get_varint(const unsigned char*& p, const unsigned char* end, uint64_t& out) {
+  if (p != end && *p < 0x80) {
+    out = *p++;
+    return true;
+  }
+  return get_long_varint(p, end, out);
+}
+
+inline bool get_signed(const unsigned char*& p, const unsigned char* end, int64_t& out) {
+  uint64_t u = 0;
+  if (!get_varint(p, end, u)) return false;
+  out = unzigzag(u);
+  return true;
 }
 
 }  // namespace
 
-std::optional<Record> decode_record(const std::string& s) {
-  const std::vector<std::string_view> f = split(s, ',');
-  if (f.size() != kRecordFields && f.size() != kRecordFields + 1) return std::nullopt;
-  Record r;
-  if (f.size() == kRecordFields + 1) {
-    std::optional<std::string> key = decode_hex(f[kRecordFields]);
-    if (!key) return std::nullopt;
-    r.key = std::move(*key);
-  }
-  int64_t offset = 0;
+std::string encode_record(const Record& r) {
+  char head[kRecordNumbers * kMaxVarintBytes];
+  char* p = head;
+  p = put_varint(p, static_cast<uint64_t>(r.offset.value));
+  p = put_varint(p, zigzag(r.leader_epoch.value));
+  p = put_varint(p, zigzag(r.timestamp_ms));
+  p = put_varint(p, zigzag(r.producer_id));
+  p = put_varint(p, zigzag(r.producer_epoch));
+  p = put_varint(p, zigzag(r.sequence));
+  p = put_varint(p, r.value);
+  p = put_varint(p, static_cast<uint32_t>(r.size));
+  p = put_varint(p, r.key.size());
+  const size_t head_size = static_cast<size_t>(p - head);
+  std::string out;
+  out.reserve(head_size + r.key.size());
+  out.append(head, head_size);
+  out.append(r.key);
+  return out;
+}
+
+namespace {
+
+// decode_record into `r`, whose fields are all overwritten; false (and `r` in
+// some unspecified state) for anything encode_record would not write.
+bool decode_record_into(std::string_view s, Record& r) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const unsigned char* const end = p + s.size();
+  uint64_t offset = 0;
   int64_t epoch = 0;
-  if (!parse_field(f[0], offset) || !parse_field(f[1], epoch) ||
-      !parse_field(f[2], r.timestamp_ms) || !parse_field(f[3], r.producer_id) ||
-      !parse_field(f[4], r.producer_epoch) || !parse_field(f[5], r.sequence) ||
-      !parse_field(f[6], r.value) || !parse_field(f[7], r.size)) {
-    return std::nullopt;
+  int64_t producer_epoch = 0;
+  int64_t sequence = 0;
+  uint64_t size = 0;
+  uint64_t key_size = 0;
+  if (!get_varint(p, end, offset) || !get_signed(p, end, epoch) ||
+      !get_signed(p, end, r.timestamp_ms) || !get_signed(p, end, r.producer_id) ||
+      !get_signed(p, end, producer_epoch) || !get_signed(p, end, sequence) ||
+      !get_varint(p, end, r.value) || !get_varint(p, end, size) ||
+      !get_varint(p, end, key_size)) {
+    return false;
   }
-  if (offset < 0 || epoch < kNoLeaderEpoch.value || r.size < 0) return std::nullopt;
-  r.offset = Offset{offset};
+  if (key_size != static_cast<uint64_t>(end - p)) return false;
+  if (offset > INT64_MAX || epoch < kNoLeaderEpoch.value) return false;
+  if (producer_epoch < INT16_MIN || producer_epoch > INT16_MAX) return false;
+  if (sequence < INT32_MIN || sequence > INT32_MAX) return false;
+  if (size > INT32_MAX) return false;
+  r.offset = Offset{static_cast<int64_t>(offset)};
   r.leader_epoch = LeaderEpoch{epoch};
+  r.producer_epoch = static_cast<int16_t>(producer_epoch);
+  r.sequence = static_cast<int32_t>(sequence);
+  r.size = static_cast<int32_t>(size);
+  r.key.assign(reinterpret_cast<const char*>(p), key_size);
+  return true;
+}
+
+}  // namespace
+
+std::optional<Record> decode_record(std::string_view s) {
+  std::optional<Record> r(std::in_place);
+  if (!decode_record_into(s, *r)) return std::nullopt;
   return r;
 }
 
@@ -148,7 +218,34 @@ PartitionLog::PartitionLog(sim::ProcessContext& ctx, std::string dir, LogConfig 
     : ctx_(ctx), dir_(std::move(dir)), config_(config), last_flush_ms_(now_ms_of(ctx)) {}
 
 std::string PartitionLog::segment_path(Offset base) const {
-  return fmt::format("{}/{:0{}}{}", dir_, base.value, kBaseOffsetDigits, kSegmentSuffix);
+  // "<dir>/<base, zero-padded to 20 digits>.log", written by hand: it is on
+  // every append and flush. (No base offset is negative; fmt keeps the form.)
+  if (base.value < 0) {
+    return fmt::format("{}/{:0{}}{}", dir_, base.value, kBaseOffsetDigits, kSegmentSuffix);
+  }
+  char digits[kBaseOffsetDigits];
+  auto v = static_cast<uint64_t>(base.value);
+  for (size_t i = kBaseOffsetDigits; i-- > 0;) {
+    digits[i] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  }
+  std::string path;
+  path.reserve(dir_.size() + 1 + kBaseOffsetDigits + kSegmentSuffix.size());
+  path.append(dir_);
+  path += '/';
+  path.append(digits, kBaseOffsetDigits);
+  path.append(kSegmentSuffix);
+  return path;
+}
+
+sim::File& PartitionLog::active_segment_file() {
+  SIM_ASSERT(!segments_.empty(), "{}: append without a segment", dir_);
+  const Offset base = segments_.back().base;
+  if (active_path_.empty() || active_path_base_ != base) {
+    active_path_ = segment_path(base);
+    active_path_base_ = base;
+  }
+  return ctx_.disk().open(active_path_);
 }
 
 std::string PartitionLog::epoch_checkpoint_path() const {
@@ -207,15 +304,16 @@ PartitionLog::LoadResult PartitionLog::load() {
     SegmentInfo info{base};
     size_t good = 0;
     for (const sim::Record& disk_record : file.records()) {
-      std::optional<Record> r;
-      if (disk_record.intact) r = decode_record(disk_record.data);
-      if (!r || r->offset != base + static_cast<int64_t>(good)) {
+      // Decoded in place, at the end of records_, and taken back if bad.
+      Record& r = records_.emplace_back();
+      if (!disk_record.intact || !decode_record_into(disk_record.data, r) ||
+          r.offset != base + static_cast<int64_t>(good)) {
+        records_.pop_back();
         damaged = true;
         break;
       }
-      add_to_segment(info, *r);
-      bytes_through_.push_back((bytes_through_.empty() ? 0 : bytes_through_.back()) + r->size);
-      records_.push_back(*r);
+      add_to_segment(info, r);
+      bytes_through_.push_back((bytes_through_.empty() ? 0 : bytes_through_.back()) + r.size);
       ++good;
     }
     if (good < file.size()) {
@@ -283,15 +381,21 @@ const Record* PartitionLog::at(Offset o) const {
 std::vector<Record> PartitionLog::read(Offset from, Offset upto, int64_t max_bytes) const {
   const Offset lo = std::max(from, log_start_);
   const Offset hi = std::min(upto, log_end());
-  std::vector<Record> out;
-  int64_t bytes = 0;
-  for (Offset o = lo; o < hi; o = o + 1) {
-    const Record& r = records_[static_cast<size_t>(o - log_start_)];
-    if (!out.empty() && bytes + r.size > max_bytes) break;
-    out.push_back(r);
-    bytes += r.size;
+  if (lo >= hi) return {};
+  // Sizes are never negative, so the running total through each record only
+  // grows: the first record that would take the total past max_bytes is found
+  // by binary search over bytes_through_ (always taking the first record).
+  const auto first = static_cast<std::ptrdiff_t>(lo - log_start_);
+  const auto last = static_cast<std::ptrdiff_t>(hi - log_start_);
+  const int64_t before = bytes_through_[static_cast<size_t>(first)] -
+                         records_[static_cast<size_t>(first)].size;
+  std::ptrdiff_t end = last;
+  if (max_bytes < INT64_MAX - before) {
+    end = std::upper_bound(bytes_through_.begin() + first + 1, bytes_through_.begin() + last,
+                           before + max_bytes) -
+          bytes_through_.begin();
   }
-  return out;
+  return std::vector<Record>(records_.begin() + first, records_.begin() + end);
 }
 
 int64_t PartitionLog::bytes_between(Offset from, Offset upto) const {
@@ -331,7 +435,7 @@ Offset PartitionLog::append_as_leader(std::vector<Record> records, LeaderEpoch e
   // Log.append assigns the batch's epoch for a leader as for a follower; the
   // caller has normally done it already with assign_epoch.
   if (assign_epoch_entry(epoch, first)) write_epoch_checkpoint();
-  append_to_active(records);
+  append_to_active(std::move(records));
   if (unflushed_messages_ >= config_.flush_interval_messages) flush_in_append();
   check_invariants();
   return first;
@@ -410,15 +514,27 @@ void PartitionLog::create_segment(Offset base) {
 }
 
 void PartitionLog::append_to_active(const std::vector<Record>& records) {
-  SIM_ASSERT(!segments_.empty(), "{}: append without a segment", dir_);
+  sim::File& file = active_segment_file();
   SegmentInfo& active = segments_.back();
-  sim::File& file = ctx_.disk().open(segment_path(active.base));
   const sim::Time now = ctx_.now();
   for (const Record& r : records) {
     file.append(encode_record(r), now);
     add_to_segment(active, r);
     bytes_through_.push_back((bytes_through_.empty() ? 0 : bytes_through_.back()) + r.size);
     records_.push_back(r);
+  }
+  unflushed_messages_ += static_cast<int64_t>(records.size());
+}
+
+void PartitionLog::append_to_active(std::vector<Record>&& records) {
+  sim::File& file = active_segment_file();
+  SegmentInfo& active = segments_.back();
+  const sim::Time now = ctx_.now();
+  for (Record& r : records) {
+    file.append(encode_record(r), now);
+    add_to_segment(active, r);
+    bytes_through_.push_back((bytes_through_.empty() ? 0 : bytes_through_.back()) + r.size);
+    records_.push_back(std::move(r));
   }
   unflushed_messages_ += static_cast<int64_t>(records.size());
 }

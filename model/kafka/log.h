@@ -52,11 +52,14 @@ struct Record {
   friend bool operator==(const Record&, const Record&) = default;
 };
 
-// One line of a segment file, and back: eight comma-separated numbers, and a
-// ninth field with the key in hexadecimal when it has one. decode returns
-// nullopt for a record that does not parse.
+// One record of a segment file, and back: every field as a varint (signed ones
+// zig-zag encoded), then the key's length and its bytes, as Kafka's record
+// format v2 writes a record (log.cc has the layout). decode returns nullopt
+// for anything encode would not write, in particular any strict prefix of a
+// record (a torn write). The encoded length is not Record::size: the model
+// counts only the latter.
 std::string encode_record(const Record& r);
-std::optional<Record> decode_record(const std::string& s);
+std::optional<Record> decode_record(std::string_view s);
 
 struct SegmentInfo {
   Offset base;
@@ -170,6 +173,9 @@ class PartitionLog {
   };
 
   std::string segment_path(Offset base) const;
+  // The active segment's file (segments_ must not be empty); its path is
+  // cached, as every append needs it.
+  sim::File& active_segment_file();
   std::string epoch_checkpoint_path() const;
   void write_epoch_checkpoint();
   // Returns when the last of its fsyncs completes.
@@ -189,6 +195,7 @@ class PartitionLog {
   void roll_segment(std::string_view reason);
   // Writes `records` (offsets already log_end() onward) to the active segment.
   void append_to_active(const std::vector<Record>& records);
+  void append_to_active(std::vector<Record>&& records);
   // LeaderEpochFileCache.assign without the checkpoint write; false if ignored.
   bool assign_epoch_entry(LeaderEpoch epoch, Offset start);
   // Moves log_start_ up to `o` (<= log_end()), dropping records from memory.
@@ -217,6 +224,9 @@ class PartitionLog {
   // fsync callbacks hold a weak reference: a log destroyed while its process
   // lives (a deleted partition) never hears back.
   std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
+  // segment_path(active_path_base_), kept for the appends to the active segment.
+  std::string active_path_;
+  Offset active_path_base_{0};
 };
 
 }  // namespace kafka

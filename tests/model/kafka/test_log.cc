@@ -9,6 +9,7 @@
 // seeds and check what must hold for every one, plus that the random part
 // really happens.
 #include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
 
 #include <memory>
 #include <optional>
@@ -117,7 +118,7 @@ class Bed {
   std::vector<std::string> checkpoint_lines() {
     std::vector<std::string> out;
     if (sim::File* f = disk().find(std::string(kDir) + "/leader-epoch-checkpoint")) {
-      for (const sim::Record& r : f->records()) out.push_back(r.data);
+      for (const sim::Record& r : f->records()) out.emplace_back(r.data);
     }
     return out;
   }
@@ -174,42 +175,127 @@ Record sample_record() {
 
 TEST(KafkaLogRecord, EncodeDecodeRoundTrip) {
   const Record r = sample_record();
-  EXPECT_EQ(encode_record(r), "391,7,1700000000123,4001,3,17,18446744073709551615,70");
   EXPECT_EQ(decode_record(encode_record(r)), r);
 
+  // The layout, byte by byte: offset 0, epoch 0, timestamp 0 (zig-zag 0),
+  // producer id, epoch and sequence -1 (zig-zag 1), value 0, size 0, a key of
+  // length 0.
   Record plain;  // no producer id, epoch or sequence: the -1s survive
   plain.offset = Offset{0};
   plain.leader_epoch = LeaderEpoch{0};
+  EXPECT_EQ(encode_record(plain), std::string("\x00\x00\x00\x01\x01\x01\x00\x00\x00", 9));
   EXPECT_EQ(decode_record(encode_record(plain)), plain);
 
+  // Varints, least significant group first: offset 391 = 0x87 0x03; the
+  // leader epoch zig-zag encoded, 7 -> 14; value 300 = 0xac 0x02; size 70.
+  Record small = plain;
+  small.offset = Offset{391};
+  small.leader_epoch = LeaderEpoch{7};
+  small.size = 70;
+  small.value = 300;
+  EXPECT_EQ(encode_record(small),
+            std::string("\x87\x03\x0e\x00\x01\x01\x01\xac\x02\x46\x00", 11));
+
   Record keyed = plain;  // a committed offset's key, with the bytes a group id may hold
-  keyed.key = std::string("o\x01grp,1\xff", 8);
-  EXPECT_EQ(encode_record(keyed), "0,0,0,-1,-1,-1,0,0,6f016772702c31ff");
-  EXPECT_EQ(decode_record(encode_record(keyed)), keyed);
+  keyed.key = std::string("o\x01grp,1\xff\x00,", 10);
+  const std::string keyed_bytes = encode_record(keyed);
+  EXPECT_EQ(keyed_bytes, std::string("\x00\x00\x00\x01\x01\x01\x00\x00\x0a", 9) + keyed.key);
+  EXPECT_EQ(decode_record(keyed_bytes), keyed);
+
+  // Every byte value in a key longer than one varint byte can count.
+  Record long_key = sample_record();
+  for (int i = 0; i < 300; ++i) long_key.key += static_cast<char>(i % 256);
+  EXPECT_EQ(decode_record(encode_record(long_key)), long_key);
+
+  // Every field at its extremes.
+  Record extreme;
+  extreme.offset = Offset{INT64_MAX};
+  extreme.leader_epoch = LeaderEpoch{INT64_MAX};
+  extreme.timestamp_ms = INT64_MIN;
+  extreme.producer_id = INT64_MAX;
+  extreme.producer_epoch = INT16_MIN;
+  extreme.sequence = INT32_MIN;
+  extreme.value = UINT64_MAX;
+  extreme.size = INT32_MAX;
+  extreme.key = std::string(1, '\0');
+  EXPECT_EQ(decode_record(encode_record(extreme)), extreme);
+  extreme.leader_epoch = kNoLeaderEpoch;
+  extreme.timestamp_ms = INT64_MAX;
+  extreme.producer_id = INT64_MIN;
+  extreme.producer_epoch = INT16_MAX;
+  extreme.sequence = INT32_MAX;
+  EXPECT_EQ(decode_record(encode_record(extreme)), extreme);
+}
+
+// Random records, keys of arbitrary bytes: each round-trips, and no strict
+// prefix of one (what a torn write leaves) decodes.
+RC_GTEST_PROP(KafkaLogRecordProperty, RoundTripsAndRejectsEveryPrefix, ()) {
+  Record r;
+  r.offset = Offset{*rc::gen::inRange<int64_t>(0, INT64_MAX)};
+  r.leader_epoch = LeaderEpoch{*rc::gen::inRange<int64_t>(-1, INT64_MAX)};
+  r.timestamp_ms = *rc::gen::arbitrary<int64_t>();
+  r.producer_id = *rc::gen::arbitrary<int64_t>();
+  r.producer_epoch = *rc::gen::arbitrary<int16_t>();
+  r.sequence = *rc::gen::arbitrary<int32_t>();
+  r.value = *rc::gen::arbitrary<uint64_t>();
+  r.size = *rc::gen::inRange<int32_t>(0, INT32_MAX);
+  r.key = *rc::gen::container<std::string>(rc::gen::arbitrary<char>());
+  const std::string bytes = encode_record(r);
+  RC_ASSERT(decode_record(bytes) == std::optional<Record>(r));
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    RC_ASSERT(decode_record(std::string_view(bytes).substr(0, n)) == std::nullopt);
+  }
+  // Nor does the record with anything after it.
+  RC_ASSERT(decode_record(bytes + std::string(1, '\0')) == std::nullopt);
+}
+
+TEST(KafkaLogRecord, EveryStrictPrefixIsRejected) {
+  Record keyed = sample_record();
+  keyed.key = std::string("g\0,1", 4);
+  for (const Record& r : {sample_record(), keyed}) {
+    const std::string bytes = encode_record(r);
+    ASSERT_EQ(decode_record(bytes), r);
+    for (size_t n = 0; n < bytes.size(); ++n) {
+      EXPECT_EQ(decode_record(bytes.substr(0, n)), std::nullopt) << n << " of " << bytes.size();
+    }
+  }
 }
 
 TEST(KafkaLogRecord, DecodeRejectsAnythingMalformed) {
+  const std::string ok = encode_record(sample_record());
+  const std::string zeros(9, '\0');  // a valid all-zero record with an empty key
+  ASSERT_TRUE(decode_record(zeros).has_value());
+  auto with = [&](size_t field, std::string_view bytes) {  // `zeros` with one field replaced
+    std::string s = zeros.substr(0, field);
+    s += bytes;
+    s += zeros.substr(field + 1);
+    return s;
+  };
   const std::vector<std::string> bad = {
       "",
-      "391,7,1700000000123,4001,3,17,42",        // seven fields
-      "391,7,1700000000123,4001,3,17,42,70,1",   // a key of an odd number of digits
-      "391,7,1700000000123,4001,3,17,42,70,",    // an empty key
-      "391,7,1700000000123,4001,3,17,42,70,zz",  // a key that is not hexadecimal
-      "391,7,1700000000123,4001,3,17,42,70,6A",  // upper case, which encode never writes
-      "391,7,1700000000123,4001,3,17,42,70,61,62",  // ten fields
-      "391,7,1700000000123,4001,3,17,42,",       // an empty field
-      "391,7,1700000000123,4001,3,17,42,7x",     // trailing junk in a field
-      "391,7,1700000000123,4001,3,17,42,70\n",   // trailing junk after the record
-      " 391,7,1700000000123,4001,3,17,42,70",    // leading space
-      "391,seven,1700000000123,4001,3,17,42,70",  // not a number
-      "+391,7,1700000000123,4001,3,17,42,70",    // a sign from_chars does not take
-      "391,7,1700000000123,4001,40000,17,42,70",  // producer epoch beyond int16
-      "391,7,1700000000123,4001,3,17,-42,70",    // a negative value id
-      "-1,7,1700000000123,4001,3,17,42,70",      // a negative offset
-      "391,7,1700000000123,4001,3,17,42,-70",    // a negative size
-      "391,7,1700000",                           // a torn record
+      "391,7,1700000000123,4001,3,17,18446744073709551615,70",  // the old text form
+      ok + std::string(1, '\0'),                   // trailing byte after the record
+      zeros.substr(0, 8),                          // no key length
+      with(8, "\x01"),                             // a key length with no key
+      with(8, "\x02") + "a",                       // a key shorter than its length
+      with(0, std::string(9, '\xff') + "\x01"),     // offset 2^64 - 1: a negative one
+      with(1, "\x03"),                             // leader epoch -2
+      with(4, std::string("\x80\x80\x04", 3)),     // producer epoch 32768, beyond int16
+      with(5, std::string("\x80\x80\x80\x80\x10", 5)),  // sequence 2^31, beyond int32
+      with(7, std::string("\xff\xff\xff\xff\x0f", 5)),  // size 2^32 - 1: a negative one
+      with(7, std::string("\x80\x80\x80\x80\x08", 5)),  // size 2^31, beyond int32
+      with(0, std::string("\x80\x00", 2)),         // a needless zero group
+      with(6, std::string(10, '\xff') + "\x01"),   // a varint of 11 bytes
+      with(6, std::string(9, '\xff') + "\x02"),    // a varint past 64 bits
+      std::string(1, '\x80'),                      // ends inside a varint
   };
-  for (const std::string& s : bad) EXPECT_EQ(decode_record(s), std::nullopt) << "'" << s << "'";
+  for (size_t i = 0; i < bad.size(); ++i) {
+    EXPECT_EQ(decode_record(bad[i]), std::nullopt) << "case " << i;
+  }
+  // The largest 10-byte varint is UINT64_MAX, which the value field takes.
+  const auto decoded = decode_record(with(6, std::string(9, '\xff') + "\x01"));
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_EQ(decoded->value, UINT64_MAX);
 }
 
 // --- appending and reading ---------------------------------------------------
@@ -242,7 +328,7 @@ TEST(KafkaLog, LeaderAppendAssignsOffsetsEpochAndTimestamp) {
   EXPECT_EQ(log.at(Offset{1})->timestamp_ms, 0);
   EXPECT_EQ(log.at(Offset{5}), nullptr);
 
-  // One segment file, one disk record per Kafka record, in the text form.
+  // One segment file, one disk record per Kafka record, in the record format.
   EXPECT_EQ(bed.segment_files(), std::vector<int64_t>{0});
   const sim::File* file = bed.segment_file(0);
   ASSERT_NE(file, nullptr);
