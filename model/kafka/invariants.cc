@@ -7,15 +7,71 @@
 
 namespace kafka {
 
+Invariants::Invariants(const sim::World& world, const std::map<BrokerId, sim::ProcessId>& brokers)
+    : world_(world) {
+  slots_.reserve(brokers.size());
+  for (const auto& [id, proc] : brokers) {
+    Slot s;
+    s.id = id;
+    s.proc = proc;
+    slots_.push_back(std::move(s));
+  }
+}
+
+uint32_t Invariants::index_of(const TopicPartition& tp) {
+  auto [it, inserted] = index_.emplace(tp, static_cast<uint32_t>(partitions_.size()));
+  if (inserted) {
+    partitions_.push_back(tp);
+    leader_epochs_.push_back(0);
+  }
+  return it->second;
+}
+
+uint32_t Invariants::cached_index(std::vector<uint32_t>& order, size_t i, const TopicPartition& tp) {
+  if (i < order.size() && order[i] != kUnknown) {
+    // An inline compare: topics are short, a call to memcmp costs more.
+    const TopicPartition& known = partitions_[order[i]];
+    if (known.partition == tp.partition && known.topic.size() == tp.topic.size()) {
+      const char* x = known.topic.data();
+      const char* y = tp.topic.data();
+      size_t n = 0;
+      while (n < tp.topic.size() && x[n] == y[n]) ++n;
+      if (n == tp.topic.size()) return order[i];
+    }
+  }
+  if (i >= order.size()) order.resize(i + 1, kUnknown);
+  order[i] = index_of(tp);
+  return order[i];
+}
+
 void Invariants::check() {
-  for (const auto& [id, proc] : brokers_) {
-    const Broker* b = world_.process_as<Broker>(proc);
+  for (Slot& slot : slots_) {
+    const BrokerId id = slot.id;
+    const sim::Process* raw = world_.process(slot.proc);
+    if (raw == nullptr) continue;
+    const uint64_t incarnation = world_.incarnation(slot.proc);
+    // A process gets a new object only when it starts again, with a new
+    // incarnation: the same address and incarnation is the same object.
+    if (raw != slot.process || incarnation != slot.process_incarnation) {
+      slot.process = raw;
+      slot.process_incarnation = incarnation;
+      slot.broker = dynamic_cast<const Broker*>(raw);
+    }
+    const Broker* b = slot.broker;
     if (b == nullptr) continue;
     if (const Controller* ctl = b->controller()) {
-      auto [it, inserted] = controllers_.emplace(ctl->epoch().value, id);
-      SIM_ASSERT(inserted || it->second == id, "two controllers in epoch {}: {} and {}",
-                 ctl->epoch().value, it->second, id);
+      // Entries of controllers_ never change: once this broker is on record
+      // for its epoch, looking again would find itself.
+      if (!slot.controller_recorded || ctl->epoch().value != slot.recorded_controller_epoch) {
+        auto [it, inserted] = controllers_.emplace(ctl->epoch().value, id);
+        SIM_ASSERT(inserted || it->second == id, "two controllers in epoch {}: {} and {}",
+                   ctl->epoch().value, it->second, id);
+        slot.controller_recorded = true;
+        slot.recorded_controller_epoch = ctl->epoch().value;
+      }
+      size_t i = 0;
       for (const auto& [tp, info] : ctl->partitions()) {
+        const size_t pos = i++;
         if (!info.state) continue;
         const auto& s = *info.state;
         SIM_ASSERT(s.leader == kNoBroker ||
@@ -25,7 +81,7 @@ void Invariants::check() {
           SIM_ASSERT(std::find(info.replicas.begin(), info.replicas.end(), r) != info.replicas.end(),
                      "controller {}: ISR member {} of {} is not a replica", id, r, to_string(tp));
         }
-        int64_t& seen = leader_epochs_[tp];
+        int64_t& seen = leader_epochs_[cached_index(slot.controller_order, pos, tp)];
         SIM_ASSERT(s.leader_epoch.value >= seen || ctl->epoch().value < max_controller_epoch_,
                    "leader epoch of {} went back from {} to {}", to_string(tp), seen,
                    s.leader_epoch.value);
@@ -33,13 +89,19 @@ void Invariants::check() {
       }
       max_controller_epoch_ = std::max(max_controller_epoch_, ctl->epoch().value);
     }
-    const uint64_t incarnation = world_.incarnation(proc);
+    const bool by_leader_epoch = b->config().truncation == Truncation::leader_epoch;
+    size_t i = 0;
     for (const auto& [tp, owned] : b->partition_map()) {
+      const size_t pos = i++;
       const Partition* p = owned.get();
       if (!p->is_leader()) continue;
       const auto& isr = p->isr();
       SIM_ASSERT(std::find(isr.begin(), isr.end(), id) != isr.end(),
                  "broker {} leads {} but is not in its ISR", id, to_string(tp));
+      const uint32_t index = cached_index(slot.partition_order, pos, tp);
+      if (index >= slot.led.size()) slot.led.resize(partitions_.size());
+      Led& led = slot.led[index];
+      const int64_t leader_epoch = p->leader_epoch().value;
       for (BrokerId r : isr) {
         SIM_ASSERT(std::find(p->replicas().begin(), p->replicas().end(), r) != p->replicas().end(),
                    "broker {}: ISR member {} of {} is not a replica", id, r, to_string(tp));
@@ -57,42 +119,42 @@ void Invariants::check() {
         // its partitions, high watermarks and followers' states
         // (Partition.makeLeader resets those only in a new leader epoch), so
         // what it heard before the new registration still counts.
-        int64_t& heard = heard_[{id, tp, r}];
-        const std::pair<int64_t, int64_t> when{static_cast<int64_t>(incarnation),
-                                               p->leader_epoch().value};
-        auto& heard_when = heard_when_[{id, tp, r}];
-        if (heard_when != when) {
-          heard_when = when;
-          heard = -1;
+        auto h = std::find_if(led.heard.begin(), led.heard.end(),
+                              [r](const Heard& x) { return x.follower == r; });
+        if (h == led.heard.end()) {
+          led.heard.push_back(Heard{.follower = r, .log_end = 0, .incarnation = 0, .leader_epoch = 0});
+          h = led.heard.end() - 1;
         }
-        heard = std::max(heard, f->second.log_end.value);
+        if (h->incarnation != static_cast<int64_t>(incarnation) || h->leader_epoch != leader_epoch) {
+          h->incarnation = static_cast<int64_t>(incarnation);
+          h->leader_epoch = leader_epoch;
+          h->log_end = -1;
+        }
+        h->log_end = std::max(h->log_end, f->second.log_end.value);
         // Truncating to the high watermark (the pre-KIP-101 what-if) can
         // legitimately put an ISR member below it: that is the anomaly.
-        if (b->config().truncation == Truncation::leader_epoch) {
-          SIM_ASSERT(p->high_watermark().value <= heard,
+        if (by_leader_epoch) {
+          SIM_ASSERT(p->high_watermark().value <= h->log_end,
                      "broker {}: high watermark {} of {} above ISR member {}'s log end {}", id,
-                     p->high_watermark().value, to_string(tp), r, heard);
+                     p->high_watermark().value, to_string(tp), r, h->log_end);
         }
       }
       SIM_ASSERT(p->high_watermark() <= p->log().log_end(), "broker {}: hw above log end for {}",
                  id, to_string(tp));
       // A restarted broker may lead again in the same leader epoch (the
       // controller saw no change) from its checkpointed high watermark.
-      auto& [epoch, hw] = hw_[{id, tp}];
-      auto& last_incarnation = incarnations_[{id, tp}];
-      if (last_incarnation != incarnation) {
-        last_incarnation = incarnation;
-        epoch = -1;
+      if (led.incarnation != incarnation) {
+        led.incarnation = incarnation;
+        led.leader_epoch = -1;
       }
-      if (epoch == p->leader_epoch().value) {
-        SIM_ASSERT(p->high_watermark().value >= hw, "broker {}: hw of {} went down from {} to {}",
-                   id, to_string(tp), hw, p->high_watermark().value);
+      if (led.leader_epoch == leader_epoch) {
+        SIM_ASSERT(p->high_watermark().value >= led.hw, "broker {}: hw of {} went down from {} to {}",
+                   id, to_string(tp), led.hw, p->high_watermark().value);
       }
-      epoch = p->leader_epoch().value;
-      hw = p->high_watermark().value;
+      led.leader_epoch = leader_epoch;
+      led.hw = p->high_watermark().value;
     }
   }
 }
-
 
 }  // namespace kafka

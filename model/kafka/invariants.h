@@ -17,37 +17,84 @@
 //    highest log end offset it has heard from an ISR member in that epoch
 //    and incarnation (a stale fetch, delivered late after a partition heals,
 //    may report a lower one, as it can to a real broker).
+//
+// Cost: the check runs after every event, so it keeps what it tracks in
+// flat vectors. Each topic-partition gets a dense index the first time it is
+// seen; per broker, the checker remembers which index the i-th entry of the
+// broker's (and its controller's) partition map had at the previous check
+// and only confirms it with one equality compare, so a check does no map
+// lookups unless a broker's set of partitions changed.
 #pragma once
 
+#include <cstdint>
 #include <map>
-#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "model/kafka/types.h"
 #include "sim/world.h"
 
 namespace kafka {
 
+class Broker;
+
 class Invariants {
  public:
-  Invariants(const sim::World& world, std::map<BrokerId, sim::ProcessId> brokers)
-      : world_(world), brokers_(std::move(brokers)) {}
+  Invariants(const sim::World& world, const std::map<BrokerId, sim::ProcessId>& brokers);
   // Checks everything once; cheap enough to run after every event.
   void check();
   size_t controller_epochs_seen() const { return controllers_.size(); }
 
  private:
+  static constexpr uint32_t kUnknown = UINT32_MAX;
+  // What a leader has heard from one ISR member: the highest log end, and
+  // the (process incarnation, leader epoch) it was heard in.
+  struct Heard {
+    BrokerId follower = kNoBroker;
+    int64_t log_end = 0;
+    int64_t incarnation = 0;
+    int64_t leader_epoch = 0;
+  };
+  // One (broker, partition) while the broker leads it: the leader epoch and
+  // high watermark at the last check, in which incarnation, and what it has
+  // heard from its followers (a handful: a flat vector).
+  struct Led {
+    int64_t leader_epoch = 0;
+    int64_t hw = 0;
+    uint64_t incarnation = 0;
+    std::vector<Heard> heard;
+  };
+  struct Slot {
+    BrokerId id = kNoBroker;
+    sim::ProcessId proc;
+    // The live broker object as of the last check, and the incarnation it
+    // belongs to (a new object only comes with a new incarnation).
+    const sim::Process* process = nullptr;
+    uint64_t process_incarnation = 0;
+    const Broker* broker = nullptr;
+    // The controller epoch this broker is already on record for, if any.
+    bool controller_recorded = false;
+    int64_t recorded_controller_epoch = 0;
+    // Dense index of the i-th entry of partition_map() / the controller's
+    // partitions() at the last check (kUnknown: not yet known).
+    std::vector<uint32_t> partition_order;
+    std::vector<uint32_t> controller_order;
+    std::vector<Led> led;  // by partition index
+  };
+
+  // The dense index of `tp` (interning it on first sight).
+  uint32_t index_of(const TopicPartition& tp);
+  // The index of the i-th entry `tp` of a partition map, from `order` when
+  // still right.
+  uint32_t cached_index(std::vector<uint32_t>& order, size_t i, const TopicPartition& tp);
+
   const sim::World& world_;
-  std::map<BrokerId, sim::ProcessId> brokers_;
+  std::vector<Slot> slots_;  // by broker id, ascending
   std::map<int64_t, BrokerId> controllers_;
   int64_t max_controller_epoch_ = -1;
-  std::map<TopicPartition, int64_t> leader_epochs_;
-  std::map<std::pair<BrokerId, TopicPartition>, std::pair<int64_t, int64_t>> hw_;  // epoch, hw
-  std::map<std::pair<BrokerId, TopicPartition>, uint64_t> incarnations_;  // process starts
-  // (leader, partition, follower) -> highest log end heard, and the
-  // (process incarnation, leader epoch) it was heard in.
-  std::map<std::tuple<BrokerId, TopicPartition, BrokerId>, int64_t> heard_;
-  std::map<std::tuple<BrokerId, TopicPartition, BrokerId>, std::pair<int64_t, int64_t>> heard_when_;
+  std::vector<TopicPartition> partitions_;  // by index
+  std::map<TopicPartition, uint32_t> index_;
+  std::vector<int64_t> leader_epochs_;  // by partition index
 };
 
 }  // namespace kafka
