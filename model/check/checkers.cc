@@ -44,103 +44,288 @@ kafka::TopicPartition tp_of(const History& h, const Op& op) {
   return kafka::TopicPartition{h.string(op.topic), op.partition};
 }
 
-}  // namespace
+constexpr uint32_t kNoSlot = UINT32_MAX;
+
+// What the checkers look up again and again, computed once per history: each
+// op's (topic, partition) interned to a small integer (its slot), and per
+// slot the partition's final log. No string is compared per op.
+class Index {
+ public:
+  Index(const History& h, const FinalState& fs) {
+    const std::vector<Op>& ops = h.ops();
+    slot_of_.assign(ops.size(), kNoSlot);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      if (op.partition < 0 || (op.f != OpFunction::send && op.f != OpFunction::poll)) continue;
+      slot_of_[i] = intern(op.topic, op.partition);
+    }
+    reference_.resize(keys_.size(), nullptr);
+    for (size_t s = 0; s < keys_.size(); ++s) {
+      auto it = fs.partitions.find(
+          kafka::TopicPartition{h.string(keys_[s].first), keys_[s].second});
+      if (it != fs.partitions.end()) reference_[s] = FinalState::reference(it->second);
+    }
+  }
+
+  // The slot of op i: kNoSlot for an op without a partition, or neither a
+  // send nor a poll.
+  uint32_t slot(size_t i) const { return slot_of_[i]; }
+  size_t slots() const { return keys_.size(); }
+  // The final log of a slot's partition (FinalState::reference), or null.
+  const FinalState::Replica* reference(uint32_t slot) const { return reference_[slot]; }
+
+ private:
+  uint32_t intern(uint32_t topic, int32_t partition) {
+    // Partitions are small numbers: a dense table per topic, and a map for
+    // whatever lies beyond it.
+    constexpr int32_t kDense = 4096;
+    if (partition < kDense) {
+      if (topic >= dense_.size()) dense_.resize(topic + size_t{1});
+      std::vector<uint32_t>& row = dense_[topic];
+      const auto p = static_cast<size_t>(partition);
+      if (p >= row.size()) row.resize(p + 1, kNoSlot);
+      if (row[p] == kNoSlot) row[p] = add(topic, partition);
+      return row[p];
+    }
+    auto [it, fresh] = sparse_.try_emplace({topic, partition}, kNoSlot);
+    if (fresh) it->second = add(topic, partition);
+    return it->second;
+  }
+  uint32_t add(uint32_t topic, int32_t partition) {
+    keys_.emplace_back(topic, partition);
+    return static_cast<uint32_t>(keys_.size() - 1);
+  }
+
+  std::vector<uint32_t> slot_of_;
+  std::vector<std::pair<uint32_t, int32_t>> keys_;
+  std::vector<std::vector<uint32_t>> dense_;
+  std::map<std::pair<uint32_t, int32_t>, uint32_t> sparse_;
+  std::vector<const FinalState::Replica*> reference_;
+};
+
+// Sorts and removes repeats.
+template <typename T>
+void sort_unique(std::vector<T>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+// The topics of the history's ops and of the final state, ranked by name, so
+// that results ordered by topic name can be sorted by an integer.
+class TopicRanks {
+ public:
+  TopicRanks(const History& h, const FinalState& fs, bool (*wanted)(const Op&)) {
+    std::vector<char> used;
+    for (const Op& op : h.ops()) {
+      if (!wanted(op)) continue;
+      if (op.topic >= used.size()) used.resize(op.topic + size_t{1}, 0);
+      used[op.topic] = 1;
+    }
+    std::vector<std::string_view> names;
+    for (uint32_t id = 0; id < used.size(); ++id) {
+      if (used[id] != 0) names.push_back(h.string(id));
+    }
+    for (const auto& [tp, _] : fs.partitions) names.push_back(tp.topic);
+    sort_unique(names);
+    names_ = std::move(names);
+    of_id_.assign(used.size(), 0);
+    for (uint32_t id = 0; id < used.size(); ++id) {
+      if (used[id] != 0) of_id_[id] = rank(h.string(id));
+    }
+  }
+  // The rank of a topic named by the final state or by a wanted op.
+  uint32_t rank(std::string_view topic) const {
+    return static_cast<uint32_t>(std::lower_bound(names_.begin(), names_.end(), topic) -
+                                 names_.begin());
+  }
+  uint32_t rank_of_id(uint32_t id) const { return of_id_[id]; }
+  std::string_view name(uint32_t rank) const { return names_[rank]; }
+
+ private:
+  std::vector<std::string_view> names_;
+  std::vector<uint32_t> of_id_;
+};
 
 // --- lost --------------------------------------------------------------------
 
-LostResult check_lost(const History& h, const FinalState& fs, size_t max_items) {
+LostResult find_lost(const History& h, const Index& index, size_t max_items) {
   LostResult result;
-  // What consumers saw: values per partition, and how far each partition was read.
-  std::set<std::tuple<uint32_t, int32_t, uint64_t>> seen;
-  std::map<std::pair<uint32_t, int32_t>, int64_t> read_upto;
-  for (const Op& op : h.ops()) {
-    if (!is_record(op)) continue;
-    seen.emplace(op.topic, op.partition, op.value);
-    int64_t& upto = read_upto.try_emplace({op.topic, op.partition}, -1).first->second;
-    upto = std::max(upto, op.offset);
+  const std::vector<Op>& ops = h.ops();
+  // What consumers saw: (value, slot) pairs, and how far each partition was read.
+  std::vector<std::pair<uint64_t, uint32_t>> seen;
+  std::vector<int64_t> read_upto(index.slots(), -1);
+  // The acknowledgements with a position: (value, slot, op index).
+  struct Ack {
+    uint64_t value;
+    uint32_t slot;
+    uint32_t op;
+    auto operator<=>(const Ack&) const = default;
+  };
+  std::vector<Ack> acks;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    if (is_record(op)) {
+      const uint32_t s = index.slot(i);
+      seen.emplace_back(op.value, s);
+      read_upto[s] = std::max(read_upto[s], op.offset);
+    } else if (is_ok(op, OpFunction::send) && op.partition >= 0 && op.offset >= 0) {
+      acks.push_back(Ack{op.value, index.slot(i), static_cast<uint32_t>(i)});
+    }
   }
-  std::map<kafka::TopicPartition, std::set<uint64_t>> final_values;  // filled on demand
-  std::set<std::tuple<uint32_t, int32_t, uint64_t>> judged;
-  for (const Op& op : h.ops()) {
-    if (!is_ok(op, OpFunction::send) || op.partition < 0 || op.offset < 0) continue;
-    if (!judged.emplace(op.topic, op.partition, op.value).second) continue;
-    ++result.acknowledged;
-    if (seen.contains({op.topic, op.partition, op.value})) continue;
-    const kafka::TopicPartition tp = tp_of(h, op);
-    bool lost = false;
-    if (const FinalState::Replica* ref = fs.reference(tp)) {
-      auto [it, fresh] = final_values.try_emplace(tp);
-      if (fresh) {
-        for (const auto& [offset, value] : ref->records) it->second.insert(value);
+  sort_unique(seen);
+  // Each (topic, partition, value) is judged once, at its first acknowledgement.
+  std::sort(acks.begin(), acks.end());
+  std::vector<uint32_t> first;
+  for (size_t k = 0; k < acks.size(); ++k) {
+    if (k == 0 || acks[k].value != acks[k - 1].value || acks[k].slot != acks[k - 1].slot) {
+      first.push_back(acks[k].op);
+    }
+  }
+  std::sort(first.begin(), first.end());
+  result.acknowledged = first.size();
+  std::vector<std::optional<std::vector<uint64_t>>> final_values(index.slots());  // on demand
+  for (const uint32_t i : first) {
+    const Op& op = ops[i];
+    const uint32_t s = index.slot(i);
+    if (std::binary_search(seen.begin(), seen.end(), std::make_pair(op.value, s))) continue;
+    bool is_lost = false;
+    if (const FinalState::Replica* ref = index.reference(s)) {
+      std::optional<std::vector<uint64_t>>& values = final_values[s];
+      if (!values) {
+        values.emplace();
+        values->reserve(ref->records.size());
+        for (const auto& [offset, value] : ref->records) values->push_back(value);
+        sort_unique(*values);
       }
-      if (it->second.contains(op.value)) continue;
+      if (std::binary_search(values->begin(), values->end(), op.value)) continue;
       if (op.offset < ref->log_start) {
         ++result.unverifiable;  // retention may have deleted it
         continue;
       }
-      lost = true;
+      is_lost = true;
     } else {
       // No log to look at: Jepsen's rule, a consumer went past it without it.
-      auto it = read_upto.find({op.topic, op.partition});
-      lost = it != read_upto.end() && it->second > op.offset;
-      if (!lost) ++result.unverifiable;
+      is_lost = read_upto[s] > op.offset;
+      if (!is_lost) ++result.unverifiable;
     }
-    if (!lost) continue;
+    if (!is_lost) continue;
     ++result.lost;
-    keep(result.items,
-         LostResult::Item{tp.topic, op.partition, op.offset, op.value, name_of(h, sender(op)),
-                          op.time_us},
-         max_items);
+    if (result.items.size() < max_items) {
+      result.items.push_back(LostResult::Item{h.string(op.topic), op.partition, op.offset,
+                                              op.value, name_of(h, sender(op)), op.time_us});
+    }
   }
   return result;
 }
 
 // --- duplicates --------------------------------------------------------------
 
-DuplicatesResult check_duplicates(const History& h, const FinalState& fs, size_t max_items) {
+DuplicatesResult find_duplicates(const History& h, const FinalState& fs, size_t max_items) {
   DuplicatesResult result;
-  using Position = std::pair<int32_t, int64_t>;
-  struct Positions {
-    std::set<Position> in_final;
-    std::set<Position> seen;
+  const std::vector<Op>& ops = h.ops();
+  const TopicRanks ranks(h, fs, is_record);
+  // Positions of messages: (topic rank, value, partition, offset), sorted,
+  // each position once; in the final logs, and seen by consumers.
+  struct Entry {
+    uint32_t topic;
+    uint64_t value;
+    int32_t partition;
+    int64_t offset;
+    auto operator<=>(const Entry&) const = default;
   };
-  std::map<std::pair<std::string, uint64_t>, Positions> messages;
+  std::vector<Entry> in_final;
   for (const auto& [tp, replicas] : fs.partitions) {
     const FinalState::Replica* ref = FinalState::reference(replicas);
     if (ref == nullptr) continue;
+    const uint32_t topic = ranks.rank(tp.topic);
     for (const auto& [offset, value] : ref->records) {
-      messages[{tp.topic, value}].in_final.emplace(tp.partition, offset);
+      in_final.push_back(Entry{topic, value, tp.partition, offset});
     }
   }
-  for (const Op& op : h.ops()) {
-    if (!is_record(op)) continue;
-    messages[{h.string(op.topic), op.value}].seen.emplace(op.partition, op.offset);
+  std::vector<Entry> seen;
+  for (const Op& op : ops) {
+    if (is_record(op)) seen.push_back(Entry{ranks.rank_of_id(op.topic), op.value, op.partition, op.offset});
   }
-  // Who produced each message: its sends say best; a consumer's record
-  // names a producer only when it could tell.
-  std::map<std::pair<std::string, uint64_t>, uint64_t> producers;
-  for (const Op& op : h.ops()) {
-    if (op.f == OpFunction::send) producers.try_emplace({h.string(op.topic), op.value}, sender(op));
+  sort_unique(in_final);
+  sort_unique(seen);
+  // Walk both by message, in (topic name, value) order.
+  auto same_message = [](const Entry& a, const Entry& b) {
+    return a.topic == b.topic && a.value == b.value;
+  };
+  auto before = [](const Entry& a, const Entry& b) {
+    return std::tie(a.topic, a.value) < std::tie(b.topic, b.value);
+  };
+  size_t f = 0;
+  size_t s = 0;
+  while (f < in_final.size() || s < seen.size()) {
+    // The next message: the lesser of the two heads.
+    const Entry& head = s == seen.size() || (f < in_final.size() && !before(seen[s], in_final[f]))
+                            ? in_final[f]
+                            : seen[s];
+    const Entry message = head;
+    size_t f_end = f;
+    while (f_end < in_final.size() && same_message(in_final[f_end], message)) ++f_end;
+    size_t s_end = s;
+    while (s_end < seen.size() && same_message(seen[s_end], message)) ++s_end;
+    if (f_end - f > 1 || s_end - s > 1) {
+      ++result.duplicated;
+      if (result.items.size() < max_items) {
+        DuplicatesResult::Item item;
+        item.topic = std::string(ranks.name(message.topic));
+        item.value = message.value;
+        for (size_t k = f; k < f_end; ++k) {
+          item.final_positions.emplace_back(in_final[k].partition, in_final[k].offset);
+        }
+        for (size_t k = s; k < s_end; ++k) {
+          item.seen_positions.emplace_back(seen[k].partition, seen[k].offset);
+        }
+        result.items.push_back(std::move(item));
+      }
+    }
+    f = f_end;
+    s = s_end;
   }
-  for (const Op& op : h.ops()) {
-    if (is_record(op) && op.producer != 0) {
-      producers.try_emplace({h.string(op.topic), op.value}, op.producer);
+  if (result.items.empty()) return result;
+  // Who produced each listed message: its sends say best (the first send of
+  // it); a consumer's record names a producer only when it could tell.
+  struct Wanted {
+    uint32_t topic;  // history string id
+    uint64_t value;
+    size_t item;
+    auto operator<=>(const Wanted&) const = default;
+  };
+  std::vector<Wanted> wanted;
+  for (size_t k = 0; k < result.items.size(); ++k) {
+    if (auto id = h.find_string(result.items[k].topic)) {
+      wanted.push_back(Wanted{*id, result.items[k].value, k});
     }
   }
-  for (const auto& [message, positions] : messages) {
-    if (positions.in_final.size() <= 1 && positions.seen.size() <= 1) continue;
-    ++result.duplicated;
-    DuplicatesResult::Item item;
-    item.topic = message.first;
-    item.value = message.second;
-    if (auto it = producers.find(message); it != producers.end()) {
-      item.producer = name_of(h, it->second);
-    }
-    item.final_positions.assign(positions.in_final.begin(), positions.in_final.end());
-    item.seen_positions.assign(positions.seen.begin(), positions.seen.end());
-    keep(result.items, std::move(item), max_items);
+  std::sort(wanted.begin(), wanted.end());
+  std::vector<char> found(result.items.size(), 0);
+  auto give = [&](const Op& op, uint64_t producer) {
+    auto it = std::lower_bound(wanted.begin(), wanted.end(), Wanted{op.topic, op.value, 0});
+    if (it == wanted.end() || it->topic != op.topic || it->value != op.value) return;
+    if (found[it->item] != 0) return;
+    found[it->item] = 1;
+    result.items[it->item].producer = name_of(h, producer);
+  };
+  for (const Op& op : ops) {
+    if (op.f == OpFunction::send) give(op, sender(op));
+  }
+  for (const Op& op : ops) {
+    if (is_record(op) && op.producer != 0) give(op, op.producer);
   }
   return result;
+}
+
+}  // namespace
+
+LostResult check_lost(const History& h, const FinalState& fs, size_t max_items) {
+  return find_lost(h, Index(h, fs), max_items);
+}
+
+DuplicatesResult check_duplicates(const History& h, const FinalState& fs, size_t max_items) {
+  return find_duplicates(h, fs, max_items);
 }
 
 // --- order -------------------------------------------------------------------
@@ -210,22 +395,67 @@ OrderResult check_order(const History& h, const FinalState& fs, OrderPromised pr
 
 // --- dirty reads -------------------------------------------------------------
 
-DirtyReadsResult check_dirty_reads(const History& h, const FinalState& fs, size_t max_items) {
+namespace {
+
+DirtyReadsResult find_dirty_reads(const History& h, const FinalState& fs, const Index& index,
+                             size_t max_items) {
   DirtyReadsResult result;
-  std::set<std::tuple<uint32_t, int32_t, int64_t, uint64_t>> judged;
-  for (const Op& op : h.ops()) {
-    if (!is_record(op)) continue;
-    if (!judged.emplace(op.topic, op.partition, op.offset, op.value).second) continue;
-    const kafka::TopicPartition tp = tp_of(h, op);
-    const FinalState::Replica* ref = fs.reference(tp);
-    if (ref == nullptr || op.offset < ref->log_start) {
+  const std::vector<Op>& ops = h.ops();
+  // Every record read, (slot, offset, value, op index), sorted: each distinct
+  // read is judged once, at its first op.
+  struct Read {
+    uint32_t slot;
+    int64_t offset;
+    uint64_t value;
+    uint32_t op;
+    auto operator<=>(const Read&) const = default;
+  };
+  std::vector<Read> reads;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    if (is_record(op)) {
+      reads.push_back(Read{index.slot(i), op.offset, op.value, static_cast<uint32_t>(i)});
+    }
+  }
+  std::sort(reads.begin(), reads.end());
+  // The dirty ones: (op index of the first read, what the final log holds there).
+  std::vector<std::pair<uint32_t, std::optional<uint64_t>>> dirty;
+  // Reads come by partition then offset: a cursor walks each final log once.
+  uint32_t cursor_slot = kNoSlot;
+  std::vector<std::pair<int64_t, uint64_t>>::const_iterator cursor;
+  for (size_t k = 0; k < reads.size(); ++k) {
+    const Read& r = reads[k];
+    if (k > 0 && r.slot == reads[k - 1].slot && r.offset == reads[k - 1].offset &&
+        r.value == reads[k - 1].value) {
+      continue;
+    }
+    const FinalState::Replica* ref = index.reference(r.slot);
+    if (ref == nullptr || r.offset < ref->log_start) {
       ++result.unverifiable;
       continue;
     }
     ++result.reads_checked;
-    const std::optional<uint64_t> now = FinalState::value_at(*ref, op.offset);
-    if (now == op.value) continue;
+    if (r.slot != cursor_slot) {
+      cursor_slot = r.slot;
+      cursor = ref->records.begin();
+    }
+    // FinalState::value_at, from the cursor on (offsets only grow here).
+    cursor = std::lower_bound(cursor, ref->records.end(), r.offset,
+                              [](const std::pair<int64_t, uint64_t>& rec, int64_t o) {
+                                return rec.first < o;
+                              });
+    std::optional<uint64_t> now;
+    if (cursor != ref->records.end() && cursor->first == r.offset) now = cursor->second;
+    if (now == r.value) continue;
     ++result.dirty;
+    dirty.emplace_back(r.op, now);
+  }
+  // Items in order of first read.
+  std::sort(dirty.begin(), dirty.end());
+  for (const auto& [i, now] : dirty) {
+    if (result.items.size() >= max_items) break;
+    const Op& op = ops[i];
+    const kafka::TopicPartition tp = tp_of(h, op);
     DirtyReadsResult::Item item{tp.topic, op.partition, op.offset, op.value,
                                 name_of(h, op.process), op.time_us, now, std::nullopt};
     // The truncation that removed it happened after it was read; an earlier
@@ -234,15 +464,28 @@ DirtyReadsResult check_dirty_reads(const History& h, const FinalState& fs, size_
       if (t.tp != tp || t.time_us < op.time_us || op.offset < t.to || op.offset >= t.from) continue;
       if (!item.truncation || t.time_us < item.truncation->time_us) item.truncation = t;
     }
-    keep(result.items, std::move(item), max_items);
+    result.items.push_back(std::move(item));
   }
   return result;
+}
+
+}  // namespace
+
+DirtyReadsResult check_dirty_reads(const History& h, const FinalState& fs, size_t max_items) {
+  return find_dirty_reads(h, fs, Index(h, fs), max_items);
 }
 
 // --- divergence --------------------------------------------------------------
 
 DivergenceResult check_divergence(const FinalState& fs, size_t max_items) {
   DivergenceResult result;
+  using Records = std::vector<std::pair<int64_t, uint64_t>>;
+  auto from_offset = [](const Records& rs, int64_t o) {
+    return std::lower_bound(rs.begin(), rs.end(), o,
+                            [](const std::pair<int64_t, uint64_t>& rec, int64_t x) {
+                              return rec.first < x;
+                            });
+  };
   for (const auto& [tp, replicas] : fs.partitions) {
     std::vector<const FinalState::Replica*> sorted;
     for (const FinalState::Replica& r : replicas) sorted.push_back(&r);
@@ -256,9 +499,22 @@ DivergenceResult check_divergence(const FinalState& fs, size_t max_items) {
         DivergenceResult::Item item{tp, a.broker, b.broker, -1, std::nullopt, std::nullopt, 0};
         const int64_t from = std::max(a.log_start, b.log_start);
         const int64_t upto = std::min(a.high_watermark, b.high_watermark);
-        for (int64_t o = from; o < upto; ++o) {
-          const auto va = FinalState::value_at(a, o);
-          const auto vb = FinalState::value_at(b, o);
+        // The offsets in [from, upto) that either replica holds, in order
+        // (an offset neither holds agrees); at each, the first record there
+        // (as FinalState::value_at finds it).
+        auto ia = from_offset(a.records, from);
+        auto ib = from_offset(b.records, from);
+        while (true) {
+          const bool more_a = ia != a.records.end() && ia->first < upto;
+          const bool more_b = ib != b.records.end() && ib->first < upto;
+          if (!more_a && !more_b) break;
+          const int64_t o = !more_b || (more_a && ia->first < ib->first) ? ia->first : ib->first;
+          std::optional<uint64_t> va;
+          std::optional<uint64_t> vb;
+          if (more_a && ia->first == o) va = ia->second;
+          if (more_b && ib->first == o) vb = ib->second;
+          while (ia != a.records.end() && ia->first == o) ++ia;
+          while (ib != b.records.end() && ib->first == o) ++ib;
           if (va == vb) continue;
           if (item.offsets++ == 0) {
             item.first_offset = o;
@@ -286,12 +542,14 @@ AvailabilityResult check_availability(const History& h, const std::vector<FaultW
     int64_t first_us = 0;
     std::vector<int64_t> oks;
   };
-  std::map<uint32_t, Client> clients;
+  // Per process index, in index order; only those with an op count.
+  std::vector<std::optional<Client>> by_process(h.processes().size());
   for (const Op& op : h.ops()) {
     if (op.process == 0) continue;
-    auto [it, fresh] = clients.try_emplace(op.process);
-    if (fresh) it->second.first_us = op.time_us;
-    if (op.type == OpType::ok) it->second.oks.push_back(op.time_us);
+    if (op.process >= by_process.size()) by_process.resize(op.process + size_t{1});
+    std::optional<Client>& c = by_process[op.process];
+    if (!c) c = Client{op.time_us, {}};
+    if (op.type == OpType::ok) c->oks.push_back(op.time_us);
   }
   std::vector<const FaultWindow*> by_start;
   for (const FaultWindow& f : faults) by_start.push_back(&f);
@@ -304,8 +562,12 @@ AvailabilityResult check_availability(const History& h, const std::vector<FaultW
     }
     return out;
   };
-  for (auto& [process, client] : clients) {
-    std::sort(client.oks.begin(), client.oks.end());
+  for (uint32_t process = 0; process < by_process.size(); ++process) {
+    if (!by_process[process]) continue;
+    Client& client = *by_process[process];
+    if (!std::is_sorted(client.oks.begin(), client.oks.end())) {
+      std::sort(client.oks.begin(), client.oks.end());
+    }
     AvailabilityResult::PerProcess summary{name_of(h, process), client.oks.size(), 0, 0};
     auto window = [&](int64_t start, int64_t end, bool until_end) {
       const int64_t duration = end - start;
@@ -335,9 +597,10 @@ AvailabilityResult check_availability(const History& h, const std::vector<FaultW
 
 // --- latency -----------------------------------------------------------------
 
-LatencyResult check_latency(const History& h) {
+namespace {
+
+LatencyResult measure_latency(const History& h, const std::vector<int64_t>& partner) {
   LatencyResult result;
-  const std::vector<int64_t> partner = pair_index(h);
   const std::vector<Op>& ops = h.ops();
   std::vector<int64_t> latencies;
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -363,6 +626,10 @@ LatencyResult check_latency(const History& h) {
   result.max_us = latencies.back();
   return result;
 }
+
+}  // namespace
+
+LatencyResult check_latency(const History& h) { return measure_latency(h, pair_index(h)); }
 
 // --- consumer groups ---------------------------------------------------------
 
@@ -412,9 +679,7 @@ RebalanceDetail parse_rebalance(std::string_view s) {
   return d;
 }
 
-}  // namespace
-
-GroupResult check_groups(const History& h, size_t max_items) {
+GroupResult group_stats(const History& h, const std::vector<int64_t>& partner, size_t max_items) {
   struct Member {
     bool current = false;
     std::vector<std::string> assigned;
@@ -426,11 +691,11 @@ GroupResult check_groups(const History& h, size_t max_items) {
     std::map<std::string, Member> members;
   };
   std::map<std::string, Acc> groups;
-  const std::vector<int64_t> partner = pair_index(h);
   const std::vector<Op>& ops = h.ops();
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
-    const std::string& consumer = name_of(h, op.process);
+    if (op.f != OpFunction::exit && op.f != OpFunction::rebalance) continue;
+    const std::string consumer = name_of(h, op.process);
     if (op.f == OpFunction::exit) {
       for (auto& [_, acc] : groups) {
         if (auto it = acc.members.find(consumer); it != acc.members.end()) {
@@ -482,19 +747,27 @@ GroupResult check_groups(const History& h, size_t max_items) {
   return result;
 }
 
+}  // namespace
+
+GroupResult check_groups(const History& h, size_t max_items) {
+  return group_stats(h, pair_index(h), max_items);
+}
+
 // --- the verdict -------------------------------------------------------------
 
 Verdict check_all(const History& h, const FinalState& fs, const CheckOptions& options) {
   Verdict v;
-  v.lost = check_lost(h, fs, options.max_items);
-  v.duplicates = check_duplicates(h, fs, options.max_items);
+  const Index index(h, fs);
+  v.lost = find_lost(h, index, options.max_items);
+  v.duplicates = find_duplicates(h, fs, options.max_items);
   v.order = check_order(h, fs, options.order_promised, options.max_items);
-  v.dirty_reads = check_dirty_reads(h, fs, options.max_items);
+  v.dirty_reads = find_dirty_reads(h, fs, index, options.max_items);
   v.divergence = check_divergence(fs, options.max_items);
   v.availability = check_availability(h, options.faults, options.end_time_us,
                                       options.stall_threshold_us, options.max_items);
-  v.latency = check_latency(h);
-  v.groups = check_groups(h, options.max_items);
+  const std::vector<int64_t> partner = pair_index(h);
+  v.latency = measure_latency(h, partner);
+  v.groups = group_stats(h, partner, options.max_items);
   return v;
 }
 

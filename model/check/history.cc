@@ -3,7 +3,6 @@
 #include "model/check/history.h"
 
 #include <algorithm>
-#include <deque>
 #include <istream>
 #include <ostream>
 #include <set>
@@ -66,12 +65,28 @@ History::History() {
   process_ids_.emplace("", 0);
 }
 
+namespace {
+
+// A small direct-mapped cache in front of an interning map: the clients
+// record the same few strings (a topic, an error, a process name) op after
+// op. Only a lookup aid: a hit is checked against the string itself.
+size_t cache_slot(std::string_view s) {
+  const auto first = static_cast<unsigned char>(s.front());
+  const auto last = static_cast<unsigned char>(s.back());
+  return (s.size() * 31 + first * 7 + last) % History::kInternCache;
+}
+
+}  // namespace
+
 uint32_t History::intern(std::string_view s) {
-  if (auto it = string_ids_.find(s); it != string_ids_.end()) return it->second;
+  if (s.empty()) return 0;
+  uint32_t& cached = string_cache_[cache_slot(s)];
+  if (strings_[cached] == s) return cached;
+  if (auto it = string_ids_.find(s); it != string_ids_.end()) return cached = it->second;
   const auto id = static_cast<uint32_t>(strings_.size());
   strings_.emplace_back(s);
   string_ids_.emplace(std::string(s), id);
-  return id;
+  return cached = id;
 }
 
 std::optional<uint32_t> History::find_string(std::string_view s) const {
@@ -80,11 +95,14 @@ std::optional<uint32_t> History::find_string(std::string_view s) const {
 }
 
 uint32_t History::process(std::string_view name) {
-  if (auto it = process_ids_.find(name); it != process_ids_.end()) return it->second;
+  if (name.empty()) return 0;
+  uint32_t& cached = process_cache_[cache_slot(name)];
+  if (processes_[cached] == name) return cached;
+  if (auto it = process_ids_.find(name); it != process_ids_.end()) return cached = it->second;
   const auto id = static_cast<uint32_t>(processes_.size());
   processes_.emplace_back(name);
   process_ids_.emplace(std::string(name), id);
-  return id;
+  return cached = id;
 }
 
 // --- JSON lines --------------------------------------------------------------
@@ -179,32 +197,142 @@ History History::read_jsonl(std::istream& in) {
 
 // --- pairing -----------------------------------------------------------------
 
+namespace {
+
+// The invokes still waiting for a completion, per key (process, function,
+// value): a FIFO of op indices per key, kept as a list threaded through
+// `next_` (one link per op), and an open-addressing table (linear probing,
+// backward-shift deletion) from key to (head, tail). A key is removed when
+// its queue empties, so the table holds about as many keys as there are ops
+// in flight, not one per message of the run. Only lookups: the result never
+// depends on where a key sits in the table.
+class PendingInvokes {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  struct Key {
+    uint64_t value = 0;
+    uint32_t process = 0;
+    uint32_t f = 0;
+    bool operator==(const Key&) const = default;
+  };
+
+  explicit PendingInvokes(size_t ops) : next_(ops, kNone), slots_(64) {}
+
+  void push(const Key& k, uint32_t index) {
+    Slot& s = slots_[find_or_insert(k)];
+    if (s.head == kNone) {
+      s.head = index;
+    } else {
+      next_[s.tail] = index;
+    }
+    s.tail = index;
+  }
+
+  // The earliest pending invoke of `k`, taken off its queue; kNone if none.
+  uint32_t pop(const Key& k) {
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = home(k); slots_[i].used; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (!(s.key == k)) continue;
+      const uint32_t index = s.head;
+      s.head = next_[index];
+      if (s.head == kNone) erase(i);
+      return index;
+    }
+    return kNone;
+  }
+
+ private:
+  struct Slot {
+    Key key;
+    uint32_t head = kNone;
+    uint32_t tail = kNone;
+    bool used = false;
+  };
+
+  size_t home(const Key& k) const {
+    // splitmix64's finaliser over the key's fields.
+    uint64_t x = k.value ^ (static_cast<uint64_t>(k.process) << 8 | k.f) * 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return static_cast<size_t>(x) & (slots_.size() - 1);
+  }
+
+  size_t find_or_insert(const Key& k) {
+    if ((count_ + 1) * 2 > slots_.size()) grow();
+    const size_t mask = slots_.size() - 1;
+    size_t i = home(k);
+    for (; slots_[i].used; i = (i + 1) & mask) {
+      if (slots_[i].key == k) return i;
+    }
+    slots_[i] = Slot{k, kNone, kNone, true};
+    ++count_;
+    return i;
+  }
+
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    const size_t mask = slots_.size() - 1;
+    for (const Slot& s : old) {
+      if (!s.used) continue;
+      size_t i = home(s.key);
+      while (slots_[i].used) i = (i + 1) & mask;
+      slots_[i] = s;
+    }
+  }
+
+  // Backward-shift deletion: later keys of the probe run move up, so that
+  // every key stays reachable from its home without tombstones.
+  void erase(size_t i) {
+    const size_t mask = slots_.size() - 1;
+    slots_[i].used = false;
+    --count_;
+    for (size_t j = (i + 1) & mask; slots_[j].used; j = (j + 1) & mask) {
+      const size_t h = home(slots_[j].key);
+      // Move slot j into the hole at i unless its home lies cyclically in (i, j].
+      const bool stays = i <= j ? (i < h && h <= j) : (i < h || h <= j);
+      if (stays) continue;
+      slots_[i] = slots_[j];
+      slots_[j].used = false;
+      i = j;
+    }
+  }
+
+  std::vector<uint32_t> next_;
+  std::vector<Slot> slots_;  // a power of two, at most half full
+  size_t count_ = 0;
+};
+
+}  // namespace
+
 std::vector<int64_t> pair_index(const History& h) {
   const std::vector<Op>& ops = h.ops();
+  if (ops.size() >= PendingInvokes::kNone) throw std::length_error("pair_index: too many ops");
   std::vector<int64_t> partner(ops.size(), -1);
   // Keys: (process, function, value); value is 0 for everything but sends,
   // so that sends pair by value and the rest first in, first out.
-  std::map<std::tuple<uint32_t, OpFunction, uint64_t>, std::deque<size_t>> pending;
-  std::map<uint32_t, size_t> previous;  // per process, its previous op
+  PendingInvokes pending(ops.size());
+  std::vector<int64_t> previous(h.processes().size(), -1);  // per process, its previous op
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
-    std::optional<size_t> prev;
-    if (auto it = previous.find(op.process); it != previous.end()) prev = it->second;
-    previous[op.process] = i;
+    if (op.process >= previous.size()) previous.resize(op.process + size_t{1}, -1);
+    const int64_t prev = previous[op.process];
+    previous[op.process] = static_cast<int64_t>(i);
     if (op.f == OpFunction::connect || op.f == OpFunction::exit) continue;
-    const auto key = std::make_tuple(op.process, op.f, op.f == OpFunction::send ? op.value : 0);
+    const PendingInvokes::Key key{op.f == OpFunction::send ? op.value : 0, op.process,
+                                  static_cast<uint32_t>(op.f)};
     if (op.type == OpType::invoke) {
-      pending[key].push_back(i);
+      pending.push(key, static_cast<uint32_t>(i));
       continue;
     }
-    if (continues_poll(op, prev, ops)) {
-      partner[i] = partner[*prev];
+    if (prev >= 0 && continues_poll(op, static_cast<size_t>(prev), ops)) {
+      partner[i] = partner[static_cast<size_t>(prev)];
       continue;
     }
-    auto it = pending.find(key);
-    if (it == pending.end() || it->second.empty()) continue;
-    const size_t invoke = it->second.front();
-    it->second.pop_front();
+    const uint32_t invoke = pending.pop(key);
+    if (invoke == PendingInvokes::kNone) continue;
     partner[i] = static_cast<int64_t>(invoke);
     partner[invoke] = static_cast<int64_t>(i);
   }

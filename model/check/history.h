@@ -20,6 +20,7 @@
 // ("What the clients record"): the checkers rely on them.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <iosfwd>
 #include <map>
@@ -98,11 +99,16 @@ class History {
   // keys, values and Jepsen process numbers are chosen.
   void write_edn(std::ostream& out) const;
 
+  static constexpr size_t kInternCache = 64;
+
  private:
   std::vector<std::string> strings_;
   std::map<std::string, uint32_t, std::less<>> string_ids_;
   std::vector<std::string> processes_;
   std::map<std::string, uint32_t, std::less<>> process_ids_;
+  // Recently interned ids (see intern()); 0, the empty string, when unset.
+  std::array<uint32_t, kInternCache> string_cache_{};
+  std::array<uint32_t, kInternCache> process_cache_{};
   std::vector<Op> ops_;
 };
 

@@ -7,7 +7,9 @@
 #include <rapidcheck/gtest.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -873,5 +875,290 @@ TEST(CheckProperty, RandomWorldsReachLossesDuplicatesAndUnverifiables) {
   EXPECT_GT(duplicated, 20u);
 }
 
+
+// --- orders and ties the fast paths must keep ----------------------------------
+
+TEST(CheckDuplicates, ItemsAreByTopicNameThenValueWhateverTheInternOrder) {
+  // "u" is interned before "t", and values come in descending order: the
+  // items are still by topic name, then by value.
+  Builder b;
+  b.op(1, "c", OpType::ok, OpFunction::poll).topic("u").at(0, 0).value(7);
+  b.op(2, "c", OpType::ok, OpFunction::poll).topic("u").at(0, 1).value(7);
+  b.record(3, "c", 0, 2, 20).record(4, "c", 0, 3, 20);
+  b.record(5, "c", 0, 0, 10).record(6, "c", 0, 1, 10);
+  const DuplicatesResult r = check_duplicates(b.history(), FinalState{});
+  EXPECT_EQ(r.duplicated, 3u);
+  ASSERT_EQ(r.items.size(), 3u);
+  EXPECT_EQ(std::make_pair(r.items[0].topic, r.items[0].value), std::make_pair(std::string("t"), uint64_t{10}));
+  EXPECT_EQ(std::make_pair(r.items[1].topic, r.items[1].value), std::make_pair(std::string("t"), uint64_t{20}));
+  EXPECT_EQ(std::make_pair(r.items[2].topic, r.items[2].value), std::make_pair(std::string("u"), uint64_t{7}));
+  // Capped: the first in that order.
+  const DuplicatesResult capped = check_duplicates(b.history(), FinalState{}, 1);
+  EXPECT_EQ(capped.duplicated, 3u);
+  ASSERT_EQ(capped.items.size(), 1u);
+  EXPECT_EQ(capped.items[0].value, 10u);
+}
+
+TEST(CheckDuplicates, TheProducerIsThatOfTheFirstSendElseOfTheFirstRecordNamingOne) {
+  Builder b;
+  // 10: first sent (an info try) by p2, then by p1; a record names p3.
+  b.send(1, "p2", OpType::info, 10).send(2, "p1", OpType::ok, 10).at(0, 0);
+  b.record(3, "c", 0, 0, 10).producer("p3").record(4, "c", 0, 1, 10).producer("p3");
+  // 11: never sent; the first record naming a producer wins, one naming none is skipped.
+  b.record(5, "c", 0, 2, 11).record(6, "c", 0, 3, 11).producer("p4");
+  b.record(7, "c", 0, 4, 11).producer("p5");
+  const DuplicatesResult r = check_duplicates(b.history(), FinalState{});
+  ASSERT_EQ(r.items.size(), 2u);
+  EXPECT_EQ(r.items[0].producer, "p2");
+  EXPECT_EQ(r.items[1].producer, "p4");
+}
+
+TEST(CheckLost, ItemsAreInOrderOfFirstAcknowledgementAcrossPartitions) {
+  Builder b;
+  b.send(1, "p", OpType::ok, 30).at(1, 0)
+      .send(2, "p", OpType::ok, 20).at(0, 0)
+      .send(3, "p", OpType::ok, 30).at(1, 1)   // again: judged once, at its first
+      .send(4, "p", OpType::ok, 20).at(1, 2)   // the same value in another partition
+      .send(5, "p", OpType::ok, 10).at(0, 1);
+  FinalState fs = leader_holds(0, {});
+  fs.partitions[{"t", 1}].push_back(replica(1, true, 0, {}));
+  const LostResult r = check_lost(b.history(), fs);
+  EXPECT_EQ(r.acknowledged, 4u);
+  EXPECT_EQ(r.lost, 4u);
+  ASSERT_EQ(r.items.size(), 4u);
+  std::vector<std::tuple<uint64_t, int32_t, int64_t, int64_t>> got;
+  for (const auto& i : r.items) got.emplace_back(i.value, i.partition, i.offset, i.ack_time_us);
+  EXPECT_EQ(got, (std::vector<std::tuple<uint64_t, int32_t, int64_t, int64_t>>{
+                     {30, 1, 0, 1}, {20, 0, 0, 2}, {20, 1, 2, 4}, {10, 0, 1, 5}}));
+}
+
+TEST(CheckDirtyReads, ItemsAreInOrderOfFirstReadAndCappedWithCompleteCounts) {
+  Builder b;
+  // Read in descending offset order, some twice; the final log holds none of them.
+  for (int64_t o = 5; o >= 0; --o) b.record(10 - o, "c", 0, o, 100 + static_cast<uint64_t>(o));
+  b.record(20, "d", 0, 3, 103).record(21, "d", 0, 3, 999);  // a reread, then another value there
+  const FinalState fs = leader_holds(0, {0, 1, 2, 3, 4, 5});
+  const DirtyReadsResult r = check_dirty_reads(b.history(), fs, 4);
+  EXPECT_EQ(r.reads_checked, 7u);
+  EXPECT_EQ(r.dirty, 7u);
+  ASSERT_EQ(r.items.size(), 4u);
+  EXPECT_EQ(r.items[0].offset, 5);
+  EXPECT_EQ(r.items[3].offset, 2);
+  EXPECT_EQ(r.items[0].final_value, 5u);
+  const DirtyReadsResult all = check_dirty_reads(b.history(), fs, 100);
+  ASSERT_EQ(all.items.size(), 7u);
+  EXPECT_EQ(all.items[6].value, 999u);
+  EXPECT_EQ(all.items[6].consumer, "d");
+  EXPECT_EQ(all.items[6].read_time_us, 21);
+}
+
+TEST(CheckAvailability, ProcessesAreListedByIndexNotByNameOrFirstOp) {
+  History h;
+  const uint32_t z = h.process("z");
+  const uint32_t a = h.process("a");
+  h.process("never");  // no op: not listed
+  auto ok = [&](int64_t t, uint32_t p) {
+    Op op;
+    op.time_us = t;
+    op.process = p;
+    op.type = OpType::ok;
+    op.f = OpFunction::commit;
+    h.add(op);
+  };
+  ok(1, a);
+  ok(5, z);
+  ok(3, a);  // out of time order: still measured in time order
+  const AvailabilityResult r = check_availability(h, {}, 10, 0);
+  ASSERT_EQ(r.per_process.size(), 2u);
+  EXPECT_EQ(r.per_process[0].process, "z");
+  EXPECT_EQ(r.per_process[1].process, "a");
+  EXPECT_EQ(r.per_process[1].successes, 2u);
+  EXPECT_EQ(r.per_process[1].longest_us, 7);  // from 3 to the end at 10
+  EXPECT_EQ(r.windows, 3u);  // z: 5..10; a: 1..3, 3..10
+  ASSERT_EQ(r.items.size(), 3u);
+  EXPECT_EQ(r.items[0].process, "z");
+}
+
+// --- the property: dirty reads, duplicates' items and divergence by definition ---
+
+// Up to four random truncations of the world's partitions.
+void add_truncations(World& w, uint64_t seed) {
+  sim::Rng rng(seed ^ 0x5eed);
+  const int n = static_cast<int>(rng.below(5));
+  for (int i = 0; i < n; ++i) {
+    const int64_t to = static_cast<int64_t>(rng.below(6));
+    w.fs.truncations.push_back({static_cast<int64_t>(rng.below(45)),
+                                static_cast<kafka::BrokerId>(1 + rng.below(3)),
+                                {rng.chance(1, 2) ? "t" : "u", static_cast<int32_t>(rng.below(2))},
+                                to + 1 + static_cast<int64_t>(rng.below(4)), to});
+  }
+}
+
+std::optional<uint64_t> value_by_hand(const Replica& r, int64_t offset) {
+  for (const auto& rec : r.records) {
+    if (rec.first == offset) return rec.second;
+  }
+  return std::nullopt;
+}
+
+DirtyReadsResult dirty_by_hand(const History& h, const FinalState& fs) {
+  DirtyReadsResult r;
+  const std::vector<Op>& ops = h.ops();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& a = ops[i];
+    if (a.f != OpFunction::poll || a.type != OpType::ok || a.partition < 0 || a.offset < 0) continue;
+    bool earlier = false;
+    for (size_t j = 0; j < i; ++j) {
+      const Op& e = ops[j];
+      if (e.f == OpFunction::poll && e.type == OpType::ok && e.topic == a.topic &&
+          e.partition == a.partition && e.offset == a.offset && e.value == a.value) {
+        earlier = true;
+      }
+    }
+    if (earlier) continue;
+    const Replica* ref = reference_by_hand(fs, h.string(a.topic), a.partition);
+    if (ref == nullptr || a.offset < ref->log_start) {
+      ++r.unverifiable;
+      continue;
+    }
+    ++r.reads_checked;
+    const std::optional<uint64_t> now = value_by_hand(*ref, a.offset);
+    if (now == a.value) continue;
+    ++r.dirty;
+    DirtyReadsResult::Item item{h.string(a.topic), a.partition, a.offset, a.value,
+                                h.process_name(a.process), a.time_us, now, std::nullopt};
+    for (const FinalState::Truncation& t : fs.truncations) {
+      if (t.tp.topic != item.topic || t.tp.partition != a.partition) continue;
+      if (t.time_us < a.time_us || a.offset < t.to || a.offset >= t.from) continue;
+      if (!item.truncation || t.time_us < item.truncation->time_us) item.truncation = t;
+    }
+    r.items.push_back(item);
+  }
+  return r;
+}
+
+DivergenceResult divergence_by_hand(const FinalState& fs) {
+  DivergenceResult r;
+  for (const auto& [tp, replicas] : fs.partitions) {
+    for (kafka::BrokerId a = 0; a <= 4; ++a) {
+      for (kafka::BrokerId b = a + 1; b <= 4; ++b) {
+        const Replica* ra = nullptr;
+        const Replica* rb = nullptr;
+        for (const Replica& x : replicas) {
+          if (x.broker == a && ra == nullptr) ra = &x;
+          if (x.broker == b && rb == nullptr) rb = &x;
+        }
+        if (ra == nullptr || rb == nullptr) continue;
+        ++r.pairs_compared;
+        DivergenceResult::Item item{tp, a, b, -1, std::nullopt, std::nullopt, 0};
+        for (int64_t o = std::max(ra->log_start, rb->log_start);
+             o < std::min(ra->high_watermark, rb->high_watermark); ++o) {
+          const auto va = value_by_hand(*ra, o);
+          const auto vb = value_by_hand(*rb, o);
+          if (va == vb) continue;
+          if (item.offsets++ == 0) {
+            item.first_offset = o;
+            item.value_a = va;
+            item.value_b = vb;
+          }
+        }
+        if (item.offsets == 0) continue;
+        ++r.divergent_pairs;
+        r.items.push_back(item);
+      }
+    }
+  }
+  return r;
+}
+
+RC_GTEST_PROP(CheckProperty, DirtyReadsDuplicatesAndDivergenceAgreeWithBruteForce, (uint64_t seed)) {
+  World w = random_world(seed);
+  add_truncations(w, seed);
+  const DirtyReadsResult fast = check_dirty_reads(w.h, w.fs, 1'000);
+  const DirtyReadsResult slow = dirty_by_hand(w.h, w.fs);
+  RC_ASSERT(fast.reads_checked == slow.reads_checked);
+  RC_ASSERT(fast.dirty == slow.dirty);
+  RC_ASSERT(fast.unverifiable == slow.unverifiable);
+  RC_ASSERT(fast.items.size() == slow.items.size());
+  for (size_t i = 0; i < fast.items.size(); ++i) {
+    const auto& a = fast.items[i];
+    const auto& b = slow.items[i];
+    RC_ASSERT(std::tie(a.topic, a.partition, a.offset, a.value, a.consumer, a.read_time_us,
+                       a.final_value) == std::tie(b.topic, b.partition, b.offset, b.value,
+                                                  b.consumer, b.read_time_us, b.final_value));
+    RC_ASSERT(a.truncation.has_value() == b.truncation.has_value());
+    if (a.truncation) {
+      RC_ASSERT(std::tie(a.truncation->time_us, a.truncation->broker, a.truncation->from) ==
+                std::tie(b.truncation->time_us, b.truncation->broker, b.truncation->from));
+    }
+  }
+  // Duplicates: every item's positions and producer, by the definitions.
+  const DuplicatesResult dups = check_duplicates(w.h, w.fs, 1'000);
+  for (const auto& item : dups.items) {
+    std::vector<std::pair<int32_t, int64_t>> in_final;
+    std::vector<std::pair<int32_t, int64_t>> seen;
+    for (int32_t p = 0; p < 2; ++p) {
+      if (const Replica* ref = reference_by_hand(w.fs, item.topic, p)) {
+        for (const auto& rec : ref->records) {
+          if (rec.second == item.value) in_final.emplace_back(p, rec.first);
+        }
+      }
+    }
+    std::string producer;
+    bool from_send = false;
+    bool from_record = false;
+    std::string record_producer;
+    for (const Op& c : w.h.ops()) {
+      if (w.h.string(c.topic) != item.topic || c.value != item.value) continue;
+      if (c.f == OpFunction::send && !from_send) {
+        from_send = true;
+        producer = w.h.process_name(c.producer != 0 ? c.producer : c.process);
+      }
+      if (c.f != OpFunction::poll || c.type != OpType::ok || c.partition < 0 || c.offset < 0) continue;
+      seen.emplace_back(c.partition, c.offset);
+      if (c.producer != 0 && !from_record) {
+        from_record = true;
+        record_producer = w.h.process_name(c.producer);
+      }
+    }
+    if (!from_send && from_record) producer = record_producer;
+    std::sort(in_final.begin(), in_final.end());
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    RC_ASSERT(item.final_positions == in_final);
+    RC_ASSERT(item.seen_positions == seen);
+    RC_ASSERT(item.producer == producer);
+  }
+  // Divergence (brokers are 1..3 and distinct per partition in these worlds).
+  const DivergenceResult div = check_divergence(w.fs, 1'000);
+  const DivergenceResult div_slow = divergence_by_hand(w.fs);
+  RC_ASSERT(div.pairs_compared == div_slow.pairs_compared);
+  RC_ASSERT(div.divergent_pairs == div_slow.divergent_pairs);
+  RC_ASSERT(div.items.size() == div_slow.items.size());
+  for (size_t i = 0; i < div.items.size(); ++i) {
+    const auto& a = div.items[i];
+    const auto& b = div_slow.items[i];
+    RC_ASSERT(std::tie(a.tp, a.broker_a, a.broker_b, a.first_offset, a.value_a, a.value_b,
+                       a.offsets) == std::tie(b.tp, b.broker_a, b.broker_b, b.first_offset,
+                                              b.value_a, b.value_b, b.offsets));
+  }
+}
+
+// The generator must reach dirty reads with and without a truncation to blame.
+TEST(CheckProperty, RandomWorldsReachDirtyReadsAndDivergence) {
+  uint64_t dirty = 0, attributed = 0, divergent = 0;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    World w = random_world(seed);
+    add_truncations(w, seed);
+    const DirtyReadsResult r = check_dirty_reads(w.h, w.fs, 1'000);
+    dirty += r.dirty;
+    for (const auto& item : r.items) attributed += item.truncation ? 1 : 0;
+    divergent += check_divergence(w.fs).divergent_pairs;
+  }
+  EXPECT_GT(dirty, 20u);
+  EXPECT_GT(attributed, 5u);
+  EXPECT_LT(attributed, dirty);
+  EXPECT_GT(divergent, 20u);
+}
 }  // namespace
 }  // namespace check

@@ -3,6 +3,12 @@
 // workload (jepsen.tests.kafka) — each checked against its exact text on a
 // hand-written history, so that any change of format is a visible diff.
 #include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <tuple>
 
 #include <sstream>
 #include <stdexcept>
@@ -10,6 +16,7 @@
 #include <vector>
 
 #include "model/check/history.h"
+#include "sim/random.h"
 #include "tests/model/check/history_builder.h"
 
 namespace check {
@@ -260,5 +267,95 @@ TEST(CheckHistory, FinalStateReferenceIsTheLeaderElseTheLongestReplica) {
   EXPECT_EQ(fs.reference(kafka::TopicPartition{"t", 1}), nullptr);
 }
 
+
+// --- pairing, against the definition -------------------------------------------
+
+// pair_index as history.h defines it, written the plain way: a FIFO per
+// (process, function, value) in an ordered map.
+std::vector<int64_t> pairs_by_hand(const History& h) {
+  const std::vector<Op>& ops = h.ops();
+  std::vector<int64_t> partner(ops.size(), -1);
+  std::map<std::tuple<uint32_t, OpFunction, uint64_t>, std::deque<size_t>> pending;
+  std::map<uint32_t, size_t> previous;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    std::optional<size_t> prev;
+    if (auto it = previous.find(op.process); it != previous.end()) prev = it->second;
+    previous[op.process] = i;
+    if (op.f == OpFunction::connect || op.f == OpFunction::exit) continue;
+    const auto key = std::make_tuple(op.process, op.f, op.f == OpFunction::send ? op.value : 0);
+    if (op.type == OpType::invoke) {
+      pending[key].push_back(i);
+      continue;
+    }
+    if (prev && op.f == OpFunction::poll && op.type == OpType::ok &&
+        ops[*prev].f == OpFunction::poll && ops[*prev].type == OpType::ok &&
+        ops[*prev].time_us == op.time_us) {
+      partner[i] = partner[*prev];
+      continue;
+    }
+    auto& queue = pending[key];
+    if (queue.empty()) continue;
+    partner[i] = static_cast<int64_t>(queue.front());
+    partner[queue.front()] = static_cast<int64_t>(i);
+    queue.pop_front();
+  }
+  return partner;
+}
+
+// Random histories of every op shape: few processes, times that repeat (so
+// that polls continue), values from a narrow range (many tries of one value
+// in flight at once) or a wide one (hundreds of keys pending together).
+History random_history(uint64_t seed) {
+  sim::Rng rng(seed);
+  History h;
+  const uint64_t values = rng.chance(1, 2) ? 4 : 500;
+  const int n = static_cast<int>(rng.below(1'500));
+  int64_t t = 0;
+  for (int i = 0; i < n; ++i) {
+    Op op;
+    t += static_cast<int64_t>(rng.below(3));
+    op.time_us = t;
+    op.process = h.process(std::string(1, static_cast<char>('a' + rng.below(4))));
+    op.type = static_cast<OpType>(rng.chance(1, 2) ? 0 : rng.below(4));
+    op.f = static_cast<OpFunction>(rng.chance(1, 2) ? 0 : rng.below(6));
+    op.value = rng.below(values);
+    h.add(op);
+    // The records of one poll: more ok polls of the process at the same instant.
+    if (op.f == OpFunction::poll && op.type == OpType::ok) {
+      for (uint64_t k = rng.below(3); k > 0; --k) h.add(op);
+    }
+  }
+  return h;
+}
+
+RC_GTEST_PROP(CheckHistory, PairIndexAgreesWithTheDefinition, (uint64_t seed)) {
+  const History h = random_history(seed);
+  RC_ASSERT(pair_index(h) == pairs_by_hand(h));
+}
+
+// The generator must reach pairs, continued polls and completions left alone.
+TEST(CheckHistory, RandomHistoriesPairContinueAndLeaveUnpaired) {
+  uint64_t paired = 0, continued = 0, unpaired = 0;
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    const History h = random_history(seed);
+    const std::vector<int64_t> p = pairs_by_hand(h);
+    for (size_t i = 0; i < p.size(); ++i) {
+      if (p[i] < 0) {
+        if (h.ops()[i].type != OpType::invoke) ++unpaired;
+      } else if (h.ops()[static_cast<size_t>(p[i])].type == OpType::invoke) {
+        if (p[static_cast<size_t>(p[i])] == static_cast<int64_t>(i)) {
+          ++paired;
+        } else {
+          ++continued;
+        }
+      }
+    }
+    EXPECT_EQ(pair_index(h), p) << "seed " << seed;
+  }
+  EXPECT_GT(paired, 1'000u);
+  EXPECT_GT(continued, 10u);
+  EXPECT_GT(unpaired, 100u);
+}
 }  // namespace
 }  // namespace check
