@@ -5,33 +5,46 @@
 
 namespace sim {
 
-void File::append(std::string data, Time now) {
-  cached_.push_back(Record{std::move(data), true});
+void File::append(std::string_view data, bool intact, Time now) {
+  bytes_.append(data);
+  ends_.push_back(bytes_.size());
+  intact_.push_back(intact);
   written_at_.push_back(now);
 }
 
+void File::cut(size_t n) {
+  if (n >= size()) return;
+  bytes_.resize(n == 0 ? 0 : ends_[n - 1]);
+  ends_.resize(n);
+  intact_.resize(n);
+  written_at_.resize(n);
+}
+
 void File::truncate(size_t n, Time now) {
-  if (n >= cached_.size()) return;
+  if (n >= size()) return;
   if (n < durable_prefix_) {
     // The platter still holds the records being cut away (until synced).
-    std::vector<Record> tail(cached_.begin() + static_cast<std::ptrdiff_t>(n),
-                             cached_.begin() + static_cast<std::ptrdiff_t>(durable_prefix_));
-    tail.insert(tail.end(), durable_tail_.begin(), durable_tail_.end());
+    std::vector<std::pair<std::string, bool>> tail;
+    for (size_t i = n; i < durable_prefix_; ++i) {
+      const Record r = record(i);
+      tail.emplace_back(std::string(r.data), r.intact);
+    }
+    tail.insert(tail.end(), std::make_move_iterator(durable_tail_.begin()),
+                std::make_move_iterator(durable_tail_.end()));
     durable_tail_ = std::move(tail);
     durable_prefix_ = n;
   }
-  cached_.resize(n);
-  written_at_.resize(n);
+  cut(n);
   last_truncate_at_ = now;
 }
 
 void File::rewrite(std::vector<std::string> records, Time now) {
   truncate(0, now);
-  for (std::string& r : records) append(std::move(r), now);
+  for (const std::string& r : records) append(r, now);
 }
 
 void File::make_durable(size_t n) {
-  n = std::min(n, cached_.size());
+  n = std::min(n, size());
   if (n >= durable_prefix_) {
     durable_prefix_ = n;
     // Syncing past the point of a truncation persists the truncation too.
@@ -46,31 +59,28 @@ void File::crash(Time now, const DiskOptions& options, Rng& rng) {
   if (writeback_on && !durable_tail_.empty() && last_truncate_at_ <= horizon) {
     durable_tail_.clear();
   }
-  std::vector<Record> image;
   if (!durable_tail_.empty()) {
-    // cached_ is replaced below: its records move rather than copy.
-    image.assign(std::make_move_iterator(cached_.begin()),
-                 std::make_move_iterator(cached_.begin() + static_cast<std::ptrdiff_t>(durable_prefix_)));
-    image.insert(image.end(), std::make_move_iterator(durable_tail_.begin()),
-                 std::make_move_iterator(durable_tail_.end()));
+    cut(durable_prefix_);
+    for (const auto& [data, intact] : durable_tail_) append(data, intact, Time::zero());
   } else {
     size_t keep = durable_prefix_;
     // Records are appended in time order, so the written-back ones are a prefix.
-    while (writeback_on && keep < cached_.size() && written_at_[keep] <= horizon) ++keep;
+    while (writeback_on && keep < size() && written_at_[keep] <= horizon) ++keep;
     // The kernel may have been part-way through writing the rest.
-    const size_t dirty = cached_.size() - keep;
+    const size_t dirty = size() - keep;
     if (dirty > 0) keep += static_cast<size_t>(rng.below(dirty + 1));
-    image.assign(std::make_move_iterator(cached_.begin()),
-                 std::make_move_iterator(cached_.begin() + static_cast<std::ptrdiff_t>(keep)));
-    if (keep < cached_.size() && rng.chance(options.torn_write_percent, 100)) {
-      const std::string& whole = cached_[keep].data;
+    std::string torn;
+    const bool tear = keep < size() && rng.chance(options.torn_write_percent, 100);
+    if (tear) {
+      const std::string_view whole = record(keep).data;
       const size_t part = whole.empty() ? 0 : static_cast<size_t>(rng.below(whole.size()));
-      image.push_back(Record{whole.substr(0, part), false});
+      torn = std::string(whole.substr(0, part));
     }
+    cut(keep);
+    if (tear) append(torn, false, Time::zero());
   }
-  cached_ = std::move(image);
-  written_at_.assign(cached_.size(), Time::zero());
-  durable_prefix_ = cached_.size();
+  written_at_.assign(size(), Time::zero());
+  durable_prefix_ = size();
   durable_tail_.clear();
 }
 

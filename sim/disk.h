@@ -19,9 +19,14 @@
 // simplification noted in docs/fidelity.md.
 #pragma once
 
+#include <compare>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/callback.h"
@@ -31,10 +36,64 @@
 
 namespace sim {
 
+// One record of a file as a reader sees it: a view into the file, valid
+// until the file next changes.
 struct Record {
-  std::string data;
+  std::string_view data;
   bool intact = true;  // false: a torn write left behind by a power loss
   friend bool operator==(const Record&, const Record&) = default;
+};
+
+class File;
+
+// The records of a file, in order: an indexable, iterable view.
+class RecordRange {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = Record;
+    using difference_type = std::ptrdiff_t;
+    using reference = Record;
+    using pointer = void;
+    iterator() = default;
+    iterator(const File* f, size_t i) : file_(f), i_(i) {}
+    Record operator*() const;
+    Record operator[](difference_type n) const { return *(*this + n); }
+    iterator& operator++() { ++i_; return *this; }
+    iterator operator++(int) { iterator t = *this; ++i_; return t; }
+    iterator& operator--() { --i_; return *this; }
+    iterator operator--(int) { iterator t = *this; --i_; return t; }
+    iterator& operator+=(difference_type n) { i_ = static_cast<size_t>(static_cast<difference_type>(i_) + n); return *this; }
+    iterator& operator-=(difference_type n) { return *this += -n; }
+    friend iterator operator+(iterator a, difference_type n) { return a += n; }
+    friend iterator operator+(difference_type n, iterator a) { return a += n; }
+    friend iterator operator-(iterator a, difference_type n) { return a -= n; }
+    friend difference_type operator-(const iterator& a, const iterator& b) {
+      return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
+    }
+    friend bool operator==(const iterator& a, const iterator& b) { return a.i_ == b.i_; }
+    friend auto operator<=>(const iterator& a, const iterator& b) { return a.i_ <=> b.i_; }
+
+   private:
+    const File* file_ = nullptr;
+    size_t i_ = 0;
+  };
+  using reverse_iterator = std::reverse_iterator<iterator>;
+
+  explicit RecordRange(const File& f) : file_(&f) {}
+  size_t size() const;
+  bool empty() const { return size() == 0; }
+  Record operator[](size_t i) const;
+  Record front() const { return (*this)[0]; }
+  Record back() const { return (*this)[size() - 1]; }
+  iterator begin() const { return {file_, 0}; }
+  iterator end() const { return {file_, size()}; }
+  reverse_iterator rbegin() const { return reverse_iterator(end()); }
+  reverse_iterator rend() const { return reverse_iterator(begin()); }
+
+ private:
+  const File* file_;
 };
 
 struct DiskOptions {
@@ -51,13 +110,17 @@ struct DiskOptions {
 class File {
  public:
   // The current contents, as a process on the running host sees them.
-  const std::vector<Record>& records() const { return cached_; }
-  size_t size() const { return cached_.size(); }
+  RecordRange records() const { return RecordRange(*this); }
+  Record record(size_t i) const {
+    const size_t begin = i == 0 ? 0 : ends_[i - 1];
+    return Record{std::string_view(bytes_).substr(begin, ends_[i] - begin), intact_[i]};
+  }
+  size_t size() const { return ends_.size(); }
   // How many leading records are known to be on the platter.
   size_t durable_size() const { return durable_prefix_; }
-  bool dirty() const { return durable_prefix_ != cached_.size() || !durable_tail_.empty(); }
+  bool dirty() const { return durable_prefix_ != size() || !durable_tail_.empty(); }
 
-  void append(std::string data, Time now);
+  void append(std::string_view data, Time now) { append(data, true, now); }
   // Keeps the first `n` records.
   void truncate(size_t n, Time now);
   // Replaces the whole contents, like writing a temporary file and renaming it.
@@ -65,20 +128,33 @@ class File {
 
  private:
   friend class Disk;
+  void append(std::string_view data, bool intact, Time now);
+  // Drops every record from `n` on (no bookkeeping of what the platter holds).
+  void cut(size_t n);
   // Makes the first `n` current records durable (an fsync or a writeback).
   void make_durable(size_t n);
   // What survives a power loss at `now`.
   void crash(Time now, const DiskOptions& options, Rng& rng);
 
   uint64_t id_ = 0;  // unique per disk: a file re-created at the same path is another file
-  std::vector<Record> cached_;
-  std::vector<Time> written_at_;  // parallel to cached_: when each record was written
-  // The durable image is cached_[0, durable_prefix_) followed by durable_tail_
-  // (records the cache has truncated away but the platter still holds).
+  // The records back to back in one buffer (a file holds tens of thousands of
+  // small records: one allocation each would dominate a run), the end of
+  // each, whether each is intact, and when each was written.
+  std::string bytes_;
+  std::vector<size_t> ends_;
+  std::vector<bool> intact_;
+  std::vector<Time> written_at_;
+  // The durable image is the first durable_prefix_ records followed by
+  // durable_tail_ (records the cache has truncated away but the platter
+  // still holds).
   size_t durable_prefix_ = 0;
-  std::vector<Record> durable_tail_;
+  std::vector<std::pair<std::string, bool>> durable_tail_;
   Time last_truncate_at_ = Time::zero();
 };
+
+inline size_t RecordRange::size() const { return file_->size(); }
+inline Record RecordRange::operator[](size_t i) const { return file_->record(i); }
+inline Record RecordRange::iterator::operator*() const { return file_->record(i_); }
 
 class Disk {
  public:

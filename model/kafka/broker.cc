@@ -123,10 +123,10 @@ void Broker::load_logs() {
     }
     // replication-offset-checkpoint: version, count, then "topic partition offset".
     if (const sim::File* f = ctx().disk().find(prefix + "replication-offset-checkpoint")) {
-      const auto& records = f->records();
+      const sim::RecordRange records = f->records();
       for (size_t i = 2; i < records.size(); ++i) {
         if (!records[i].intact) break;
-        const std::string& line = records[i].data;
+        const std::string line(records[i].data);
         const size_t a = line.find(' ');
         const size_t b = line.rfind(' ');
         if (a == std::string::npos || a == b) continue;

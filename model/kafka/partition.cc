@@ -74,17 +74,21 @@ void Partition::set_checkpointed_high_watermark(Offset hw) {
 bool Partition::maybe_increment_high_watermark() {
   if (!is_leader()) return false;
   Offset candidate = log_->log_end();
-  std::vector<BrokerId> maximal = isr_;
-  for (BrokerId r : pending_isr_) {
-    if (!contains(maximal, r)) maximal.push_back(r);
-  }
-  for (BrokerId r : maximal) {
-    if (r == local_) continue;
+  // Over the maximal ISR: the ISR and the members a pending expansion adds.
+  auto hold = [&](BrokerId r) {
+    if (r == local_) return true;
     auto it = followers_.find(r);
     // An ISR member not yet heard from holds the watermark where it is.
     const Offset leo = it == followers_.end() ? Offset{-1} : it->second.log_end;
     if (leo.value < 0) return false;
     candidate = std::min(candidate, leo);
+    return true;
+  };
+  for (BrokerId r : isr_) {
+    if (!hold(r)) return false;
+  }
+  for (BrokerId r : pending_isr_) {
+    if (!contains(isr_, r) && !hold(r)) return false;
   }
   if (candidate > high_watermark_) {
     high_watermark_ = candidate;

@@ -43,8 +43,9 @@ void Server::recover() {
   sim::Disk& disk = ctx().disk();
   auto read_epoch = [&](const char* name) -> uint32_t {
     sim::File& f = disk.open(path(name));
-    for (auto it = f.records().rbegin(); it != f.records().rend(); ++it) {
-      if (it->intact && !it->data.empty()) return static_cast<uint32_t>(std::stoul(it->data));
+    for (size_t i = f.size(); i-- > 0;) {
+      const sim::Record r = f.record(i);
+      if (r.intact && !r.data.empty()) return static_cast<uint32_t>(std::stoul(std::string(r.data)));
     }
     return 0;
   };

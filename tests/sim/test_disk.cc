@@ -41,7 +41,7 @@ DiskOptions fixed_fsync(Duration latency) {
 
 std::vector<std::string> data_of(const File& f) {
   std::vector<std::string> out;
-  for (const Record& r : f.records()) out.push_back(r.data);
+  for (const Record& r : f.records()) out.emplace_back(r.data);
   return out;
 }
 
@@ -158,7 +158,7 @@ TEST(Disk, ATornWriteIsTheLastRecordAndAStrictPrefixOfWhatWasWritten) {
     append_all(f, {written.begin() + 1, written.end()}, loop.now());
     disk.power_loss(loop.now());
 
-    const std::vector<Record>& left = f.records();
+    const RecordRange left = f.records();
     ASSERT_GE(left.size(), 1u);
     ASSERT_LE(left.size(), written.size());
     for (size_t i = 0; i + 1 < left.size(); ++i) {
