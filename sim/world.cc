@@ -116,6 +116,7 @@ void World::start(ProcessId id) {
     return;
   }
   ++p.incarnation_;
+  ++p.activity_;
   p.alive_ = true;
   p.paused_ = false;
   p.terminating_ = false;
@@ -136,6 +137,7 @@ void World::set_restart(ProcessId id, RestartPolicy policy, Duration delay) {
 
 void World::stop_process(ProcessContext& p, std::string_view kind) {
   const bool asked_to_stop = p.terminating_;
+  ++p.activity_;
   p.alive_ = false;
   p.paused_ = false;
   p.terminating_ = false;
@@ -187,6 +189,7 @@ void World::terminate(ProcessId id, Duration grace) {
 void World::pause(ProcessId id) {
   ProcessContext& p = *processes_.at(id.value);
   if (!p.alive_ || p.paused_) return;
+  ++p.activity_;
   p.paused_ = true;
   emit(p, "paused");
 }
@@ -195,6 +198,7 @@ void World::resume(ProcessId id) {
   RunScope scope(&info_);
   ProcessContext& p = *processes_.at(id.value);
   if (!p.alive_ || !p.paused_) return;
+  ++p.activity_;
   p.paused_ = false;
   emit(p, "resumed", {{"deferred", static_cast<uint64_t>(p.deferred_.size())}});
   // The backlog runs now, before anything else reaches the process: a timer
@@ -210,6 +214,7 @@ void World::drain_deferred(ProcessId id, uint64_t incarnation) {
   while (p.alive_ && p.incarnation_ == incarnation && !p.paused_ && !p.deferred_.empty()) {
     Callback fn = std::move(p.deferred_.front());
     p.deferred_.pop_front();
+    ++p.activity_;
     fn();
   }
 }
@@ -277,12 +282,15 @@ void World::post(const Endpoint& e, Callback fn) {
     p.deferred_.push_back(std::move(fn));
     return;
   }
+  ++p.activity_;
   fn();
 }
 
 SocketHandler* World::handler(const Endpoint& e) {
   SIM_ASSERT(alive(e), "no live process behind endpoint {}", e.process.value);
-  return processes_[e.process.value]->object_.get();
+  ProcessContext& p = *processes_[e.process.value];
+  ++p.activity_;  // the caller is about to run the process's code
+  return p.object_.get();
 }
 
 void World::after_event() {
@@ -292,21 +300,25 @@ void World::after_event() {
 
 bool World::step() {
   RunScope scope(&info_);
+  ++runs_;
   return loop_.step();
 }
 
 void World::run_until(Time t) {
   RunScope scope(&info_);
+  ++runs_;
   loop_.run_until(t);
 }
 
 bool World::run_until(const std::function<bool()>& done, Time limit) {
   RunScope scope(&info_);
+  ++runs_;
   return loop_.run_until(done, limit);
 }
 
 bool World::run_until_quiet(Time limit) {
   RunScope scope(&info_);
+  ++runs_;
   return loop_.run_until_quiet(limit);
 }
 

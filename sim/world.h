@@ -136,6 +136,7 @@ class ProcessContext {
         deferred_.emplace_back(std::move(fn));
         return;
       }
+      ++activity_;
       fn();
     };
   }
@@ -152,6 +153,9 @@ class ProcessContext {
   Rng rng_{0};
   std::unique_ptr<Process> object_;
   uint64_t incarnation_ = 0;
+  // Bumped whenever the process's code may run or its state may change (a
+  // timer, a delivery, a start, a stop, a pause): see World::activity.
+  uint64_t activity_ = 0;
   bool alive_ = false;
   bool paused_ = false;
   bool terminating_ = false;
@@ -215,6 +219,14 @@ class World final : public NetworkHost {
   bool is_paused(ProcessId p) const { return processes_.at(p.value)->paused_; }
   // How many times the process has started (its ProcessContext::incarnation).
   uint64_t incarnation(ProcessId p) const { return processes_.at(p.value)->incarnation_; }
+  // Changes whenever the process's code may have run or its lifecycle
+  // changed (timers, deliveries, fsync completions, start, stop, pause,
+  // resume) during the events of one run_until/step call; together with
+  // `runs()` it lets an after-event check skip processes that cannot have
+  // changed since it last looked. Code outside the event loop may touch a
+  // process directly between runs: `runs()` changes at every entry.
+  uint64_t activity(ProcessId p) const { return processes_.at(p.value)->activity_; }
+  uint64_t runs() const { return runs_; }
   // The live object of a running process, or null.
   Process* process(ProcessId p) const;
   template <typename T>
@@ -263,6 +275,7 @@ class World final : public NetworkHost {
   std::vector<std::unique_ptr<ProcessContext>> processes_;
   std::vector<std::unique_ptr<Process>> graveyard_;
   std::function<void()> invariant_check_;
+  uint64_t runs_ = 0;
 };
 
 }  // namespace sim

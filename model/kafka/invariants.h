@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -41,12 +42,23 @@ class Broker;
 class Invariants {
  public:
   Invariants(const sim::World& world, const std::map<BrokerId, sim::ProcessId>& brokers);
-  // Checks everything once; cheap enough to run after every event.
-  void check();
+  // Checks everything once.
+  void check() { run(/*all=*/true); }
+  // The same, after an event of a run, skipping what that event cannot have
+  // changed (the after-event hook of a scenario run). A broker's own
+  // partitions are checked again only if its process's code ran or its
+  // lifecycle changed since the last look (sim::World::activity) — those
+  // checks depend on nothing else, and repeating them on unchanged state
+  // finds nothing new. The controllers' views are checked whenever any
+  // broker may have changed (they are compared with each other). The first
+  // event of every run_until/step call checks everything, since code outside
+  // the loop may have touched a broker directly.
+  void check_after_event();
   size_t controller_epochs_seen() const { return controllers_.size(); }
 
  private:
   static constexpr uint32_t kUnknown = UINT32_MAX;
+  void run(bool all);
   // What a leader has heard from one ISR member: the highest log end, and
   // the (process incarnation, leader epoch) it was heard in.
   struct Heard {
@@ -80,6 +92,10 @@ class Invariants {
     std::vector<uint32_t> partition_order;
     std::vector<uint32_t> controller_order;
     std::vector<Led> led;  // by partition index
+    // sim::World::activity of the broker's process at the last look, and
+    // whether it changed since (its partitions need checking again).
+    uint64_t activity = 0;
+    bool touched = true;
   };
 
   // The dense index of `tp` (interning it on first sight).
@@ -95,6 +111,7 @@ class Invariants {
   std::vector<TopicPartition> partitions_;  // by index
   std::map<TopicPartition, uint32_t> index_;
   std::vector<int64_t> leader_epochs_;  // by partition index
+  std::optional<uint64_t> runs_;  // sim::World::runs at the last check_after_event
 };
 
 }  // namespace kafka

@@ -347,7 +347,7 @@ struct Run::Impl {
     }
 
     invariants = std::make_unique<kafka::Invariants>(world, brokers);
-    if (options.check_invariants) world.set_invariant_check([this] { invariants->check(); });
+    if (options.check_invariants) world.set_invariant_check([this] { invariants->check_after_event(); });
     truncations = std::make_unique<check::TruncationRecorder>(world, brokers);
     observer = world.trace().add_observer([this](const sim::TraceRecord& r) { observe(r); });
     world.boot();

@@ -560,6 +560,46 @@ TEST(World, TheInvariantCheckRunsAfterEveryEvent) {
   EXPECT_EQ(world.loop().executed(), 5u);
 }
 
+// World::activity tells an after-event check which processes an event may
+// have changed: it moves when the process's own timer runs, when it is
+// started, paused, resumed or killed, and not when another process runs;
+// World::runs moves at every entry into the loop.
+TEST(World, ActivityMovesOnlyForTheProcessWhoseCodeRanOrWhoseLifecycleChanged) {
+  World world(1);
+  const HostId h = world.add_host("node1", "10.0.0.1");
+  const ProcessId a = world.add_process(h, "a", scripted([](Scripted& s) {
+                                          s.context().after(Duration::millis(10), [] {});
+                                        }));
+  const ProcessId b = world.add_process(h, "b", scripted([](Scripted& s) {
+                                          s.context().after(Duration::millis(20), [] {});
+                                        }));
+  std::vector<std::pair<uint64_t, uint64_t>> seen;  // (a, b) after each event
+  world.set_invariant_check([&] { seen.emplace_back(world.activity(a), world.activity(b)); });
+  const uint64_t a0 = world.activity(a);
+  world.boot();  // starts both
+  const uint64_t a1 = world.activity(a);
+  const uint64_t b1 = world.activity(b);
+  EXPECT_GT(a1, a0);
+  const uint64_t runs0 = world.runs();
+  world.run_until_quiet();
+  EXPECT_GT(world.runs(), runs0);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_GT(seen[0].first, a1);  // a's timer ran: a moved ...
+  EXPECT_EQ(seen[0].second, b1);  // ... b did not
+  EXPECT_EQ(seen[1].first, seen[0].first);  // b's timer ran: a stayed ...
+  EXPECT_GT(seen[1].second, b1);            // ... b moved
+  uint64_t before = world.activity(a);
+  world.pause(a);
+  EXPECT_GT(world.activity(a), before);
+  before = world.activity(a);
+  world.resume(a);
+  EXPECT_GT(world.activity(a), before);
+  before = world.activity(b);
+  world.kill(a);
+  EXPECT_GT(world.activity(a), before);
+  EXPECT_EQ(world.activity(b), before);
+}
+
 TEST(World, AFailedAssertionInsideAnEventCarriesTheSeedAndTheTime) {
   World world(42);
   const HostId h = world.add_host("node1", "10.0.0.1");

@@ -384,7 +384,7 @@ Result run_once(const Options& o, Checks checks) {
   std::optional<kafka::Invariants> invariants;
   if (checks == Checks::on) {
     invariants.emplace(c.world, c.brokers);
-    c.world.set_invariant_check([&invariants] { invariants->check(); });
+    c.world.set_invariant_check([&invariants] { invariants->check_after_event(); });
   }
   const sim::Time end = sim::Time::zero() + sim::Duration::seconds(o.seconds);
   const auto start = Clock::now();
