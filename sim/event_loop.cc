@@ -56,25 +56,25 @@ bool EventLoop::is_pending(TimerId id) const {
 
 bool EventLoop::cancel(TimerId id) {
   if (!is_pending(id)) return false;
+  heap_remove(slot(id.slot).heap_pos);
   free_slot(id.slot);
   --live_;
-  ++dead_in_heap_;
-  // Sweep when dead entries dominate, so a workload that re-arms timers
-  // (session pings, request timeouts) cannot grow the heap without bound.
-  if (dead_in_heap_ > 256 && dead_in_heap_ * 2 > heap_.size()) compact();
   return true;
 }
 
 void EventLoop::heap_push(const Entry& e) {
-  size_t i = heap_.size();
   heap_.push_back(e);
+  sift_up(heap_.size() - 1, e);
+}
+
+void EventLoop::sift_up(size_t i, const Entry& e) {
   while (i > 0) {
     const size_t parent = (i - 1) / kArity;
     if (!earlier(e, heap_[parent])) break;
-    heap_[i] = heap_[parent];
+    place(i, heap_[parent]);
     i = parent;
   }
-  heap_[i] = e;
+  place(i, e);
 }
 
 void EventLoop::sift_down(size_t i) {
@@ -89,39 +89,28 @@ void EventLoop::sift_down(size_t i) {
       if (earlier(heap_[c], heap_[best])) best = c;
     }
     if (!earlier(heap_[best], e)) break;
-    heap_[i] = heap_[best];
+    place(i, heap_[best]);
     i = best;
   }
-  heap_[i] = e;
+  place(i, e);
 }
 
-void EventLoop::heap_pop() {
-  heap_[0] = heap_.back();
+void EventLoop::heap_pop() { heap_remove(0); }
+
+void EventLoop::heap_remove(size_t i) {
+  const Entry last = heap_.back();
   heap_.pop_back();
-  if (!heap_.empty()) sift_down(0);
-}
-
-void EventLoop::drop_dead_top() {
-  while (!heap_.empty() && slot(heap_[0].slot).seq != heap_[0].seq) {
-    heap_pop();
-    --dead_in_heap_;
-  }
-}
-
-void EventLoop::compact() {
-  size_t kept = 0;
-  for (const Entry& e : heap_) {
-    if (slot(e.slot).seq == e.seq) heap_[kept++] = e;
-  }
-  heap_.resize(kept);
-  dead_in_heap_ = 0;
-  if (heap_.size() > 1) {
-    for (size_t i = (heap_.size() - 2) / kArity + 1; i-- > 0;) sift_down(i);
+  if (i == heap_.size()) return;
+  // The last entry fills the hole and moves up or down to its place.
+  if (i > 0 && earlier(last, heap_[(i - 1) / kArity])) {
+    sift_up(i, last);
+  } else {
+    place(i, last);
+    sift_down(i);
   }
 }
 
 Time EventLoop::next_time() {
-  drop_dead_top();
   return heap_.empty() ? Time::max() : Time::from_us(heap_[0].time_us);
 }
 
@@ -161,7 +150,6 @@ void EventLoop::run_entry(const Entry& e) {
 }
 
 bool EventLoop::step() {
-  drop_dead_top();
   if (heap_.empty()) return false;
   const Entry e = heap_[0];
   heap_pop();
@@ -170,7 +158,6 @@ bool EventLoop::step() {
 }
 
 bool EventLoop::has_due(Time limit) {
-  drop_dead_top();
   return !heap_.empty() && heap_[0].time_us <= limit.us();
 }
 

@@ -175,7 +175,7 @@ TEST(EventLoop, LargeClosuresAreKeptOnTheHeapAndStillRun) {
   EXPECT_EQ(seen, 7);
 }
 
-TEST(EventLoop, ManyCancellationsAreSweptFromTheHeap) {
+TEST(EventLoop, ManyCancellationsLeaveOnlyTheLiveEventsToRun) {
   EventLoop loop;
   int fired = 0;
   std::vector<TimerId> ids;
