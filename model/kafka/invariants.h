@@ -49,8 +49,10 @@ class Invariants {
   // partitions are checked again only if its process's code ran or its
   // lifecycle changed since the last look (sim::World::activity) — those
   // checks depend on nothing else, and repeating them on unchanged state
-  // finds nothing new. The controllers' views are checked whenever any
-  // broker may have changed (they are compared with each other). The first
+  // finds nothing new. A controller's view is checked again when its broker
+  // was touched or when the record it is compared with (the highest leader
+  // epochs seen, the newest controller epoch) moved since its last check;
+  // otherwise the check would repeat itself exactly. The first
   // event of every run_until/step call checks everything, since code outside
   // the loop may have touched a broker directly.
   void check_after_event();
@@ -87,6 +89,9 @@ class Invariants {
     // The controller epoch this broker is already on record for, if any.
     bool controller_recorded = false;
     int64_t recorded_controller_epoch = 0;
+    // Its controller view was checked when view_version_ was this.
+    bool controller_checked = false;
+    uint64_t checked_view_version = 0;
     // Dense index of the i-th entry of partition_map() / the controller's
     // partitions() at the last check (kUnknown: not yet known).
     std::vector<uint32_t> partition_order;
@@ -111,6 +116,9 @@ class Invariants {
   std::vector<TopicPartition> partitions_;  // by index
   std::map<TopicPartition, uint32_t> index_;
   std::vector<int64_t> leader_epochs_;  // by partition index
+  // Bumped whenever leader_epochs_ or max_controller_epoch_ rises: what a
+  // controller view is compared with.
+  uint64_t view_version_ = 0;
   std::optional<uint64_t> runs_;  // sim::World::runs at the last check_after_event
 };
 
