@@ -438,7 +438,7 @@ void Network::notify(uint64_t link_id, int side, ItemKind kind, Payload payload)
   }
   const Endpoint owner = me.owner;
   const SocketId socket = socket_of(link_id, side);
-  auto deliver = [this, owner, socket, kind, was_connecting, payload = std::move(payload)] {
+  auto deliver = [this, owner, socket, kind, was_connecting, payload = std::move(payload)]() mutable {
     auto it = links_.find(link_of(socket));
     if (it == links_.end() || it->second.side[side_of(socket)].released) return;
     SocketHandler* h = world_.handler(owner);

@@ -29,7 +29,6 @@
 // later if it is paused, never if it died.
 #pragma once
 
-#include <any>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -41,13 +40,11 @@
 
 #include "sim/event_loop.h"
 #include "sim/ids.h"
+#include "sim/payload.h"
 #include "sim/random.h"
 #include "sim/trace.h"
 
 namespace sim {
-
-// A message body. The engine never looks inside; the model's types go here.
-using Payload = std::any;
 
 enum class ConnectError { refused, timed_out, unreachable };
 enum class CloseReason { eof, reset, timed_out };
@@ -62,7 +59,8 @@ class SocketHandler {
   virtual void on_accept(SocketId socket, uint16_t port) = 0;
   virtual void on_connected(SocketId socket) = 0;
   virtual void on_connect_failed(SocketId socket, ConnectError error) = 0;
-  virtual void on_message(SocketId socket, const Payload& payload) = 0;
+  // The payload is the receiver's: it may move the value out.
+  virtual void on_message(SocketId socket, Payload& payload) = 0;
   // The peer closed (eof), reset, or the connection timed out. Not called
   // for a socket the process closed itself.
   virtual void on_closed(SocketId socket, CloseReason reason) = 0;
@@ -186,8 +184,29 @@ class Network {
     Time arrival;
     Payload payload;
   };
+  // A stream's items in order. Mostly one or none: a vector that keeps its
+  // capacity and a read position, instead of a deque that allocates and
+  // frees a block as it goes.
+  class ItemQueue {
+   public:
+    bool empty() const { return head_ == items_.size(); }
+    Item& front() { return items_[head_]; }
+    void push_back(Item item) { items_.push_back(std::move(item)); }
+    void pop_front() {
+      items_[head_].payload.reset();
+      if (++head_ == items_.size()) clear();
+    }
+    void clear() {
+      items_.clear();
+      head_ = 0;
+    }
+
+   private:
+    std::vector<Item> items_;
+    size_t head_ = 0;
+  };
   struct Stream {
-    std::deque<Item> items;
+    ItemQueue items;
     Time last_arrival = Time::zero();
     TimerId timer;
     // Retransmission state while the head cannot be delivered.

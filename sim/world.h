@@ -55,7 +55,7 @@ class Process : public SocketHandler {
   void on_accept(SocketId, uint16_t) override {}
   void on_connected(SocketId) override {}
   void on_connect_failed(SocketId, ConnectError) override {}
-  void on_message(SocketId, const Payload&) override {}
+  void on_message(SocketId, Payload&) override {}
   void on_closed(SocketId, CloseReason) override {}
 
  protected:

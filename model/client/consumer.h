@@ -60,7 +60,7 @@ class Consumer {
 
   bool on_connected(sim::SocketId s) { return net_.on_connected(s); }
   bool on_connect_failed(sim::SocketId s, sim::ConnectError e) { return net_.on_connect_failed(s, e); }
-  bool on_message(sim::SocketId s, const sim::Payload& p) { return net_.on_message(s, p); }
+  bool on_message(sim::SocketId s, sim::Payload& p) { return net_.on_message(s, p); }
   bool on_closed(sim::SocketId s, sim::CloseReason r) { return net_.on_closed(s, r); }
 
  private:

@@ -96,7 +96,7 @@ bool GroupConsumer::on_connected(sim::SocketId s) { return net_.on_connected(s) 
 bool GroupConsumer::on_connect_failed(sim::SocketId s, sim::ConnectError e) {
   return net_.on_connect_failed(s, e) || consumer_->on_connect_failed(s, e);
 }
-bool GroupConsumer::on_message(sim::SocketId s, const sim::Payload& p) {
+bool GroupConsumer::on_message(sim::SocketId s, sim::Payload& p) {
   return net_.on_message(s, p) || consumer_->on_message(s, p);
 }
 bool GroupConsumer::on_closed(sim::SocketId s, sim::CloseReason r) {

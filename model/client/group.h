@@ -118,7 +118,7 @@ class GroupConsumer final : private ConsumerListener {
 
   bool on_connected(sim::SocketId s);
   bool on_connect_failed(sim::SocketId s, sim::ConnectError e);
-  bool on_message(sim::SocketId s, const sim::Payload& p);
+  bool on_message(sim::SocketId s, sim::Payload& p);
   bool on_closed(sim::SocketId s, sim::CloseReason r);
 
  private:

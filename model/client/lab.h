@@ -72,7 +72,7 @@ class LabProducer final : public sim::Process, public ClientListener {
   void on_start() override;
   void on_connected(sim::SocketId s) override { producer_->on_connected(s); }
   void on_connect_failed(sim::SocketId s, sim::ConnectError e) override { producer_->on_connect_failed(s, e); }
-  void on_message(sim::SocketId s, const sim::Payload& p) override { producer_->on_message(s, p); }
+  void on_message(sim::SocketId s, sim::Payload& p) override { producer_->on_message(s, p); }
   void on_closed(sim::SocketId s, sim::CloseReason r) override { producer_->on_closed(s, r); }
   void on_client_event(const std::string& event, int32_t node) override;
 
@@ -102,7 +102,7 @@ class LabConsumer final : public sim::Process, public ConsumerListener {
   void on_start() override;
   void on_connected(sim::SocketId s) override { consumer_->on_connected(s); }
   void on_connect_failed(sim::SocketId s, sim::ConnectError e) override { consumer_->on_connect_failed(s, e); }
-  void on_message(sim::SocketId s, const sim::Payload& p) override { consumer_->on_message(s, p); }
+  void on_message(sim::SocketId s, sim::Payload& p) override { consumer_->on_message(s, p); }
   void on_closed(sim::SocketId s, sim::CloseReason r) override { consumer_->on_closed(s, r); }
   void on_client_event(const std::string& event, int32_t node) override;
   void on_records(const std::vector<ConsumedRecord>& records) override;

@@ -182,7 +182,7 @@ void SteadyConsumer::on_connect_failed(sim::SocketId s, sim::ConnectError e) {
     consumer_->on_connect_failed(s, e);
   }
 }
-void SteadyConsumer::on_message(sim::SocketId s, const sim::Payload& p) {
+void SteadyConsumer::on_message(sim::SocketId s, sim::Payload& p) {
   if (group_) {
     group_->on_message(s, p);
   } else {

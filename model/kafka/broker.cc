@@ -431,7 +431,7 @@ void Broker::on_connect_failed(sim::SocketId s, sim::ConnectError e) {
   shutdown_client_->on_connect_failed(s, e);
 }
 
-void Broker::on_message(sim::SocketId s, const sim::Payload& p) {
+void Broker::on_message(sim::SocketId s, sim::Payload& p) {
   if (zk_ && zk_->on_message(s, p)) return;
   for (auto& old : old_zk_) {
     if (old->on_message(s, p)) return;
@@ -439,10 +439,10 @@ void Broker::on_message(sim::SocketId s, const sim::Payload& p) {
   if (controller_ && controller_->channel().on_message(s, p)) return;
   if (fetch_client_->on_message(s, p)) return;
   if (shutdown_client_->on_message(s, p)) return;
-  const auto* frame = std::any_cast<RequestFrame>(&p);
+  auto* frame = sim::payload_cast<RequestFrame>(&p);
   auto it = connections_.find(s);
   if (frame == nullptr || it == connections_.end()) return;
-  it->second.pending.push_back(*frame);
+  it->second.pending.push_back(std::move(*frame));
   if (!it->second.busy) dispatch(s);
 }
 

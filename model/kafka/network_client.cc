@@ -138,10 +138,10 @@ bool NetworkClient::on_connect_failed(sim::SocketId socket, sim::ConnectError er
   return true;
 }
 
-bool NetworkClient::on_message(sim::SocketId socket, const sim::Payload& payload) {
+bool NetworkClient::on_message(sim::SocketId socket, sim::Payload& payload) {
   const auto node = node_of(socket);
   if (!node) return false;
-  const auto* frame = std::any_cast<ResponseFrame>(&payload);
+  const auto* frame = sim::payload_cast<ResponseFrame>(&payload);
   if (frame == nullptr) return true;
   Connection& c = connections_[*node];
   auto it = c.in_flight.find(frame->correlation_id);

@@ -59,7 +59,7 @@ class NetworkClient {
 
   bool on_connected(sim::SocketId socket);
   bool on_connect_failed(sim::SocketId socket, sim::ConnectError error);
-  bool on_message(sim::SocketId socket, const sim::Payload& payload);
+  bool on_message(sim::SocketId socket, sim::Payload& payload);
   bool on_closed(sim::SocketId socket, sim::CloseReason reason);
 
  private:

@@ -363,9 +363,9 @@ bool Client::on_closed(sim::SocketId socket, sim::CloseReason reason) {
   return true;
 }
 
-bool Client::on_message(sim::SocketId socket, const sim::Payload& payload) {
+bool Client::on_message(sim::SocketId socket, sim::Payload& payload) {
   if (!socket_ || *socket_ != socket) return false;
-  const auto* m = std::any_cast<ClientMessage>(&payload);
+  const auto* m = sim::payload_cast<ClientMessage>(&payload);
   if (m == nullptr) return true;
   arm_read_timeout();
   if (const auto* r = std::get_if<ConnectResponse>(m)) {

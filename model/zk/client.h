@@ -98,7 +98,7 @@ class Client {
   // Socket routing from the owning process.
   bool on_connected(sim::SocketId socket);
   bool on_connect_failed(sim::SocketId socket, sim::ConnectError error);
-  bool on_message(sim::SocketId socket, const sim::Payload& payload);
+  bool on_message(sim::SocketId socket, sim::Payload& payload);
   bool on_closed(sim::SocketId socket, sim::CloseReason reason);
 
  private:

@@ -1258,16 +1258,16 @@ void Server::on_closed(sim::SocketId socket, sim::CloseReason) {
   }
 }
 
-void Server::on_message(sim::SocketId socket, const sim::Payload& payload) {
-  if (const auto* e = std::any_cast<ElectionMessage>(&payload)) {
+void Server::on_message(sim::SocketId socket, sim::Payload& payload) {
+  if (const auto* e = sim::payload_cast<ElectionMessage>(&payload)) {
     on_notification(socket, std::get<Notification>(*e));
-  } else if (const auto* q = std::any_cast<QuorumMessage>(&payload)) {
+  } else if (const auto* q = sim::payload_cast<QuorumMessage>(&payload)) {
     if (state_ == PeerState::leading) {
       on_leader_message(socket, *q);
     } else if (state_ == PeerState::following && socket == leader_socket_) {
       on_follower_message(*q);
     }
-  } else if (const auto* c = std::any_cast<ClientMessage>(&payload)) {
+  } else if (const auto* c = sim::payload_cast<ClientMessage>(&payload)) {
     on_client_message(socket, *c);
   }
 }

@@ -52,7 +52,7 @@ class Server final : public sim::Process {
   void on_accept(sim::SocketId socket, uint16_t port) override;
   void on_connected(sim::SocketId socket) override;
   void on_connect_failed(sim::SocketId socket, sim::ConnectError error) override;
-  void on_message(sim::SocketId socket, const sim::Payload& payload) override;
+  void on_message(sim::SocketId socket, sim::Payload& payload) override;
   void on_closed(sim::SocketId socket, sim::CloseReason reason) override;
 
   // --- inspection (tests, invariants, the `zk` command) ---

@@ -59,8 +59,8 @@ class PingNode final : public Process {
     outbound_.erase(it);
   }
 
-  void on_message(SocketId socket, const Payload& payload) override {
-    const Message& m = std::any_cast<const Message&>(payload);
+  void on_message(SocketId socket, Payload& payload) override {
+    const Message& m = *sim::payload_cast<Message>(&payload);
     if (const Ping* ping = std::get_if<Ping>(&m)) {
       ++counter_;
       ctx().disk().open(file_name()).append(std::to_string(counter_), ctx().now());

@@ -95,8 +95,8 @@ class Peer final : public Process {
   void on_connect_failed(SocketId s, ConnectError e) override {
     record("connect_failed", s, to_string(e));
   }
-  void on_message(SocketId s, const Payload& p) override {
-    const int v = std::any_cast<int>(p);
+  void on_message(SocketId s, Payload& p) override {
+    const int v = *sim::payload_cast<int>(&p);
     record("message", s, "", v);
     if (echo_) ctx().send(s, Payload(v));
   }

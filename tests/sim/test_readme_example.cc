@@ -13,7 +13,7 @@ using sim::Duration;
 class EchoServer final : public sim::Process {
  public:
   void on_start() override { ctx().listen(9092); }
-  void on_message(sim::SocketId s, const sim::Payload& p) override { ctx().send(s, p); }
+  void on_message(sim::SocketId s, sim::Payload& p) override { ctx().send(s, p); }
   void on_closed(sim::SocketId s, sim::CloseReason) override { ctx().close(s); }
 };
 
@@ -24,9 +24,9 @@ class Client final : public sim::Process {
   Client(std::string address, uint16_t port) : address_(std::move(address)), port_(port) {}
   void on_start() override { socket_ = ctx().connect(address_, port_); }
   void on_connected(sim::SocketId) override { request(); }
-  void on_message(sim::SocketId, const sim::Payload& p) override {
+  void on_message(sim::SocketId, sim::Payload& p) override {
     ctx().cancel(timeout_);
-    ctx().trace("reply", {{"n", std::any_cast<int>(p)}});
+    ctx().trace("reply", {{"n", *sim::payload_cast<int>(&p)}});
     ctx().after(Duration::seconds(1), [this] { request(); });
   }
   void on_closed(sim::SocketId, sim::CloseReason reason) override {

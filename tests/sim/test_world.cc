@@ -396,7 +396,7 @@ class Netter final : public Process {
   void on_connect_failed(SocketId, ConnectError e) override {
     note(std::string("connect_failed:") + to_string(e));
   }
-  void on_message(SocketId, const Payload&) override { note("message"); }
+  void on_message(SocketId, Payload&) override { note("message"); }
   void on_closed(SocketId, CloseReason r) override { note(std::string("closed:") + to_string(r)); }
 
  private:

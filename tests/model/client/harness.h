@@ -49,7 +49,7 @@ class RecordingProducer final : public sim::Process, public client::ClientListen
   }
   void on_connected(sim::SocketId s) override { producer_->on_connected(s); }
   void on_connect_failed(sim::SocketId s, sim::ConnectError e) override { producer_->on_connect_failed(s, e); }
-  void on_message(sim::SocketId s, const sim::Payload& p) override { producer_->on_message(s, p); }
+  void on_message(sim::SocketId s, sim::Payload& p) override { producer_->on_message(s, p); }
   void on_closed(sim::SocketId s, sim::CloseReason r) override { producer_->on_closed(s, r); }
   void on_client_event(const std::string& event, int32_t node) override {
     check::Op op = base(check::OpType::info, check::OpFunction::connect);
@@ -136,7 +136,7 @@ class RecordingConsumer final : public sim::Process, public client::ConsumerList
   }
   void on_connected(sim::SocketId s) override { consumer_->on_connected(s); }
   void on_connect_failed(sim::SocketId s, sim::ConnectError e) override { consumer_->on_connect_failed(s, e); }
-  void on_message(sim::SocketId s, const sim::Payload& p) override { consumer_->on_message(s, p); }
+  void on_message(sim::SocketId s, sim::Payload& p) override { consumer_->on_message(s, p); }
   void on_closed(sim::SocketId s, sim::CloseReason r) override { consumer_->on_closed(s, r); }
   void on_client_event(const std::string& event, int32_t node) override {
     check::Op op;

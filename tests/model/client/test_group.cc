@@ -137,7 +137,7 @@ class Member final : public sim::Process, public client::ConsumerListener {
   }
   void on_connected(sim::SocketId s) override { group_->on_connected(s); }
   void on_connect_failed(sim::SocketId s, sim::ConnectError e) override { group_->on_connect_failed(s, e); }
-  void on_message(sim::SocketId s, const sim::Payload& p) override { group_->on_message(s, p); }
+  void on_message(sim::SocketId s, sim::Payload& p) override { group_->on_message(s, p); }
   void on_closed(sim::SocketId s, sim::CloseReason r) override { group_->on_closed(s, r); }
   void on_client_event(const std::string&, int32_t) override {}
   void on_records(const std::vector<client::ConsumedRecord>& records) override {

@@ -56,7 +56,7 @@ class SendingProcess final : public sim::Process {
   void on_start() override { producer_ = std::make_unique<client::Producer>(ctx(), config_); }
   void on_connected(sim::SocketId s) override { producer_->on_connected(s); }
   void on_connect_failed(sim::SocketId s, sim::ConnectError e) override { producer_->on_connect_failed(s, e); }
-  void on_message(sim::SocketId s, const sim::Payload& p) override { producer_->on_message(s, p); }
+  void on_message(sim::SocketId s, sim::Payload& p) override { producer_->on_message(s, p); }
   void on_closed(sim::SocketId s, sim::CloseReason r) override { producer_->on_closed(s, r); }
   client::Producer& producer() { return *producer_; }
 

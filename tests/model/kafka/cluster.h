@@ -38,7 +38,7 @@ class ClientProcess final : public sim::Process {
   void on_connect_failed(sim::SocketId s, sim::ConnectError e) override {
     client_->on_connect_failed(s, e);
   }
-  void on_message(sim::SocketId s, const sim::Payload& p) override { client_->on_message(s, p); }
+  void on_message(sim::SocketId s, sim::Payload& p) override { client_->on_message(s, p); }
   void on_closed(sim::SocketId s, sim::CloseReason r) override { client_->on_closed(s, r); }
   NetworkClient& client() { return *client_; }
 

@@ -25,7 +25,7 @@ class MemberProcess final : public sim::Process {
   }
   void on_connected(sim::SocketId s) override { client_->on_connected(s); }
   void on_connect_failed(sim::SocketId s, sim::ConnectError e) override { client_->on_connect_failed(s, e); }
-  void on_message(sim::SocketId s, const sim::Payload& p) override { client_->on_message(s, p); }
+  void on_message(sim::SocketId s, sim::Payload& p) override { client_->on_message(s, p); }
   void on_closed(sim::SocketId s, sim::CloseReason r) override { client_->on_closed(s, r); }
   NetworkClient& client() { return *client_; }
 

@@ -12,7 +12,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <any>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -647,8 +646,8 @@ class Server final : public sim::Process {
   explicit Server(ServerJournal* journal) : journal_(journal) {}
   void on_start() override { ctx().listen(kPort); }
   void on_accept(sim::SocketId, uint16_t) override { ++journal_->accepts; }
-  void on_message(sim::SocketId socket, const sim::Payload& payload) override {
-    const auto& frame = std::any_cast<const RequestFrame&>(payload);
+  void on_message(sim::SocketId socket, sim::Payload& payload) override {
+    const auto& frame = *sim::payload_cast<RequestFrame>(&payload);
     const Received r{ctx().now(), socket, frame.correlation_id,
                      std::get<FindCoordinatorRequest>(frame.body).key};
     journal_->received.push_back(r);
@@ -684,7 +683,7 @@ class Client final : public sim::Process {
   void on_connect_failed(sim::SocketId s, sim::ConnectError e) override {
     count(client_->on_connect_failed(s, e));
   }
-  void on_message(sim::SocketId s, const sim::Payload& p) override { count(client_->on_message(s, p)); }
+  void on_message(sim::SocketId s, sim::Payload& p) override { count(client_->on_message(s, p)); }
   void on_closed(sim::SocketId s, sim::CloseReason r) override { count(client_->on_closed(s, r)); }
 
  private:

@@ -31,7 +31,7 @@ class ClientProcess final : public sim::Process, public ClientListener {
   void on_connect_failed(sim::SocketId s, sim::ConnectError e) override {
     client_->on_connect_failed(s, e);
   }
-  void on_message(sim::SocketId s, const sim::Payload& p) override { client_->on_message(s, p); }
+  void on_message(sim::SocketId s, sim::Payload& p) override { client_->on_message(s, p); }
   void on_closed(sim::SocketId s, sim::CloseReason r) override { client_->on_closed(s, r); }
 
   void on_session_state(SessionState state) override {
