@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <boost/container/small_vector.hpp>
+
 #include "model/kafka/assignment.h"
 #include "model/kafka/znodes.h"
 #include "sim/assert.h"
@@ -778,7 +780,9 @@ void Broker::truncate_to_high_watermark(Partition& p) {
 }
 
 void Broker::on_partition_progress(const TopicPartition& tp) {
-  std::vector<uint64_t> produces, fetches;
+  // Collected first: completing one can add or remove others. Usually a
+  // handful: kept on the stack.
+  boost::container::small_vector<uint64_t, 8> produces, fetches;
   for (const auto& [id, op] : delayed_produces_) {
     if (op.required.count(tp) != 0) produces.push_back(id);
   }
@@ -940,44 +944,69 @@ void Broker::handle_fetch(const FetchRequest& r, Reply reply) {
   delayed_fetches_.emplace(id, std::move(op));
 }
 
-std::optional<FetchResponse> Broker::read_for_fetch(const FetchRequest& r, bool final) {
-  FetchResponse resp;
+ErrorCode Broker::fetch_error(const FetchPartition& fp, const Partition* p) const {
+  if (p == nullptr || !p->is_leader()) {
+    const bool known = metadata_.partitions.count(fp.tp) != 0;
+    return known ? ErrorCode::not_leader_for_partition : ErrorCode::unknown_topic_or_partition;
+  }
+  if (fp.current_leader_epoch.value >= 0 && fp.current_leader_epoch < p->leader_epoch()) {
+    return ErrorCode::fenced_leader_epoch;
+  }
+  if (fp.current_leader_epoch > p->leader_epoch()) return ErrorCode::unknown_leader_epoch;
+  if (fp.fetch_offset < p->log().log_start() || fp.fetch_offset > p->log().log_end()) {
+    return ErrorCode::offset_out_of_range;
+  }
+  return ErrorCode::none;
+}
+
+// What a follower may read: all it has; a consumer: up to the high watermark.
+static Offset fetch_upto(const FetchRequest& r, const Partition& p) {
+  return r.replica_id >= 0 ? p.log().log_end() : p.high_watermark();
+}
+
+bool Broker::fetch_satisfied(const FetchRequest& r) const {
+  // The same walk as read_for_fetch, counting bytes instead of copying
+  // records: most looks at a waiting fetch find nothing new.
   int64_t bytes = 0;
-  bool any_error = false;
+  int64_t budget = r.max_bytes;
+  for (const FetchPartition& fp : r.partitions) {
+    const Partition* p = partition(fp.tp);
+    if (fetch_error(fp, p) != ErrorCode::none) return true;
+    const Offset upto = fetch_upto(r, *p);
+    if (fp.fetch_offset < upto && budget > 0) {
+      const int64_t n = p->log().read_bytes(fp.fetch_offset, upto, budget);
+      bytes += n;
+      budget -= n;
+    }
+  }
+  return bytes >= r.min_bytes;
+}
+
+std::optional<FetchResponse> Broker::read_for_fetch(const FetchRequest& r, bool final) {
+  if (!final && !fetch_satisfied(r)) return std::nullopt;
+  FetchResponse resp;
+  resp.partitions.reserve(r.partitions.size());
   int64_t budget = r.max_bytes;
   for (const FetchPartition& fp : r.partitions) {
     FetchPartitionResponse pr;
     pr.tp = fp.tp;
-    Partition* p = find_partition(fp.tp);
-    if (p == nullptr || !p->is_leader()) {
-      const bool known = metadata_.partitions.count(fp.tp) != 0;
-      pr.error = known ? ErrorCode::not_leader_for_partition : ErrorCode::unknown_topic_or_partition;
-    } else if (fp.current_leader_epoch.value >= 0 && fp.current_leader_epoch < p->leader_epoch()) {
-      pr.error = ErrorCode::fenced_leader_epoch;
-    } else if (fp.current_leader_epoch > p->leader_epoch()) {
-      pr.error = ErrorCode::unknown_leader_epoch;
-    } else {
+    const Partition* p = partition(fp.tp);
+    pr.error = fetch_error(fp, p);
+    if (pr.error == ErrorCode::none || pr.error == ErrorCode::offset_out_of_range) {
       const PartitionLog& log = p->log();
       pr.high_watermark = p->high_watermark();
       pr.log_start_offset = log.log_start();
       pr.log_end_offset = log.log_end();
-      if (fp.fetch_offset < log.log_start() || fp.fetch_offset > log.log_end()) {
-        pr.error = ErrorCode::offset_out_of_range;
-      } else {
-        const Offset upto = r.replica_id >= 0 ? log.log_end() : p->high_watermark();
-        if (fp.fetch_offset < upto && budget > 0) {
-          pr.records = log.read(fp.fetch_offset, upto, budget);
-          for (const Record& rec : pr.records) {
-            bytes += rec.size;
-            budget -= rec.size;
-          }
-        }
+    }
+    if (pr.error == ErrorCode::none) {
+      const Offset upto = fetch_upto(r, *p);
+      if (fp.fetch_offset < upto && budget > 0) {
+        pr.records = p->log().read(fp.fetch_offset, upto, budget);
+        for (const Record& rec : pr.records) budget -= rec.size;
       }
     }
-    any_error = any_error || pr.error != ErrorCode::none;
     resp.partitions.push_back(std::move(pr));
   }
-  if (!final && !any_error && bytes < r.min_bytes) return std::nullopt;
   return resp;
 }
 

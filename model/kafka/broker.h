@@ -164,9 +164,13 @@ class Broker final : public sim::Process {
     sim::TimerId timer;
   };
   void try_complete_produce(uint64_t id, bool timed_out);
-  // Builds the fetch response; with `final` false returns nullopt when the
-  // request should keep waiting.
+  // The response to `r` now, or nullopt if it should wait (not `final`, no
+  // error and fewer than min_bytes to return).
   std::optional<FetchResponse> read_for_fetch(const FetchRequest& r, bool final);
+  // Whether read_for_fetch would answer `r` now (without building the answer).
+  bool fetch_satisfied(const FetchRequest& r) const;
+  // Why `fp` cannot be read from `p` (its partition here, or null), or none.
+  ErrorCode fetch_error(const FetchPartition& fp, const Partition* p) const;
   void try_complete_fetch(uint64_t id, bool timed_out);
 
   // --- replica fetchers --------------------------------------------------------------

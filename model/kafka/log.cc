@@ -378,24 +378,37 @@ const Record* PartitionLog::at(Offset o) const {
   return &records_[static_cast<size_t>(o - log_start_)];
 }
 
-std::vector<Record> PartitionLog::read(Offset from, Offset upto, int64_t max_bytes) const {
+std::pair<size_t, size_t> PartitionLog::read_range(Offset from, Offset upto, int64_t max_bytes) const {
   const Offset lo = std::max(from, log_start_);
   const Offset hi = std::min(upto, log_end());
-  if (lo >= hi) return {};
+  if (lo >= hi) return {0, 0};
   // Sizes are never negative, so the running total through each record only
   // grows: the first record that would take the total past max_bytes is found
   // by binary search over bytes_through_ (always taking the first record).
-  const auto first = static_cast<std::ptrdiff_t>(lo - log_start_);
-  const auto last = static_cast<std::ptrdiff_t>(hi - log_start_);
-  const int64_t before = bytes_through_[static_cast<size_t>(first)] -
-                         records_[static_cast<size_t>(first)].size;
-  std::ptrdiff_t end = last;
+  const auto first = static_cast<size_t>(lo - log_start_);
+  const auto last = static_cast<size_t>(hi - log_start_);
+  const int64_t before = bytes_through_[first] - records_[first].size;
+  size_t end = last;
   if (max_bytes < INT64_MAX - before) {
-    end = std::upper_bound(bytes_through_.begin() + first + 1, bytes_through_.begin() + last,
-                           before + max_bytes) -
-          bytes_through_.begin();
+    const auto base = bytes_through_.begin();
+    end = static_cast<size_t>(std::upper_bound(base + static_cast<std::ptrdiff_t>(first) + 1,
+                                               base + static_cast<std::ptrdiff_t>(last),
+                                               before + max_bytes) -
+                              base);
   }
-  return std::vector<Record>(records_.begin() + first, records_.begin() + end);
+  return {first, end};
+}
+
+std::vector<Record> PartitionLog::read(Offset from, Offset upto, int64_t max_bytes) const {
+  const auto [first, end] = read_range(from, upto, max_bytes);
+  return std::vector<Record>(records_.begin() + static_cast<std::ptrdiff_t>(first),
+                             records_.begin() + static_cast<std::ptrdiff_t>(end));
+}
+
+int64_t PartitionLog::read_bytes(Offset from, Offset upto, int64_t max_bytes) const {
+  const auto [first, end] = read_range(from, upto, max_bytes);
+  if (first == end) return 0;
+  return bytes_through_[end - 1] - (bytes_through_[first] - records_[first].size);
 }
 
 int64_t PartitionLog::bytes_between(Offset from, Offset upto) const {

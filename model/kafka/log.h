@@ -106,6 +106,8 @@ class PartitionLog {
   // Records from `from` (inclusive) up to `upto` (exclusive), at most
   // `max_bytes` of them by size but always at least one if any is in range.
   std::vector<Record> read(Offset from, Offset upto, int64_t max_bytes) const;
+  // The bytes (by size) that read() with the same arguments would return.
+  int64_t read_bytes(Offset from, Offset upto, int64_t max_bytes) const;
   // Bytes held in [from, upto).
   int64_t bytes_between(Offset from, Offset upto) const;
   int64_t size_bytes() const;
@@ -186,6 +188,8 @@ class PartitionLog {
   // The segment holding offset `o`: the last one whose base is <= o (the
   // first when o is below every base). segments_ must not be empty.
   size_t segment_index(Offset o) const;
+  // The positions in records_ that read() returns: [first, end).
+  std::pair<size_t, size_t> read_range(Offset from, Offset upto, int64_t max_bytes) const;
   // Creates an empty segment file at `base` and makes it the active segment.
   void create_segment(Offset base);
   // LogSegment.shouldRoll (segment.jitter.ms = 0), then the roll.

@@ -365,6 +365,28 @@ TEST(KafkaLog, ReadHonoursMaxBytesButAlwaysReturnsOneRecord) {
   EXPECT_EQ(log.bytes_between(Offset{3}, Offset{3}), 0);
 }
 
+// read_bytes is what a waiting fetch asks instead of read: it must count
+// exactly the records read would return, for every range and budget.
+TEST(KafkaLog, ReadBytesCountsWhatReadReturns) {
+  Bed bed;
+  bed.produce(3, 100);
+  bed.produce(2, 40);
+  PartitionLog& log = bed.log();
+  for (int64_t from = 0; from <= 6; ++from) {
+    for (int64_t upto = 0; upto <= 6; ++upto) {
+      for (int64_t max_bytes : {int64_t{1}, int64_t{99}, int64_t{100}, int64_t{139}, int64_t{140},
+                                int64_t{250}, int64_t{1'000}, INT64_MAX}) {
+        int64_t expected = 0;
+        for (const Record& r : log.read(Offset{from}, Offset{upto}, max_bytes)) expected += r.size;
+        EXPECT_EQ(log.read_bytes(Offset{from}, Offset{upto}, max_bytes), expected)
+            << "from " << from << " upto " << upto << " max_bytes " << max_bytes;
+      }
+    }
+  }
+  EXPECT_EQ(log.read_bytes(Offset{3}, Offset{5}, 50), 40);
+  EXPECT_EQ(log.read_bytes(Offset{0}, Offset{5}, 1), 100);
+}
+
 TEST(KafkaLog, FollowerAppendKeepsOffsetsAndLearnsNewEpochs) {
   Bed bed;
   std::vector<Record> fetched;
