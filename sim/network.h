@@ -30,7 +30,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,6 +38,7 @@
 #include <boost/graph/adjacency_matrix.hpp>
 
 #include "sim/event_loop.h"
+#include "sim/fifo.h"
 #include "sim/ids.h"
 #include "sim/payload.h"
 #include "sim/random.h"
@@ -184,29 +184,8 @@ class Network {
     Time arrival;
     Payload payload;
   };
-  // A stream's items in order. Mostly one or none: a vector that keeps its
-  // capacity and a read position, instead of a deque that allocates and
-  // frees a block as it goes.
-  class ItemQueue {
-   public:
-    bool empty() const { return head_ == items_.size(); }
-    Item& front() { return items_[head_]; }
-    void push_back(Item item) { items_.push_back(std::move(item)); }
-    void pop_front() {
-      items_[head_].payload.reset();
-      if (++head_ == items_.size()) clear();
-    }
-    void clear() {
-      items_.clear();
-      head_ = 0;
-    }
-
-   private:
-    std::vector<Item> items_;
-    size_t head_ = 0;
-  };
   struct Stream {
-    ItemQueue items;
+    Fifo<Item> items;  // mostly one or none
     Time last_arrival = Time::zero();
     TimerId timer;
     // Retransmission state while the head cannot be delivered.

@@ -46,6 +46,7 @@
 #include "model/kafka/network_client.h"
 #include "model/kafka/partition.h"
 #include "model/kafka/wire.h"
+#include "sim/fifo.h"
 #include "model/zk/client.h"
 
 namespace kafka {
@@ -102,7 +103,7 @@ class Broker final : public sim::Process {
 
   // --- serving requests -------------------------------------------------------------
   struct ServerConnection {
-    std::deque<RequestFrame> pending;
+    sim::Fifo<RequestFrame> pending;
     bool busy = false;
   };
   void dispatch(sim::SocketId socket);

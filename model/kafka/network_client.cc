@@ -1,5 +1,6 @@
 #include "model/kafka/network_client.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -62,8 +63,7 @@ void NetworkClient::pump(int32_t node) {
       sent_without_answer.push_back(std::move(w.done));
       continue;
     }
-    const int32_t id = w.correlation_id;
-    c.in_flight.emplace(id, std::move(w));
+    c.in_flight.push_back(InFlight{w.correlation_id, std::move(w.done), w.timer});
   }
   for (Completion& done : sent_without_answer) done(SendError::none, nullptr);
 }
@@ -74,9 +74,9 @@ void NetworkClient::fail(int32_t node, SendError first, std::optional<int32_t> f
   if (it == connections_.end()) return;
   Connection& c = it->second;
   std::vector<std::pair<SendError, Completion>> done;
-  for (auto& [id, w] : c.in_flight) {
+  for (InFlight& w : c.in_flight) {
     ctx_.cancel(w.timer);
-    done.emplace_back(first_id && *first_id == id ? first : rest, std::move(w.done));
+    done.emplace_back(first_id && *first_id == w.correlation_id ? first : rest, std::move(w.done));
   }
   for (Waiting& w : c.queued) {
     ctx_.cancel(w.timer);
@@ -144,9 +144,10 @@ bool NetworkClient::on_message(sim::SocketId socket, sim::Payload& payload) {
   const auto* frame = sim::payload_cast<ResponseFrame>(&payload);
   if (frame == nullptr) return true;
   Connection& c = connections_[*node];
-  auto it = c.in_flight.find(frame->correlation_id);
+  auto it = std::find_if(c.in_flight.begin(), c.in_flight.end(),
+                         [id = frame->correlation_id](const InFlight& f) { return f.correlation_id == id; });
   if (it == c.in_flight.end()) return true;  // answered after it timed out
-  Waiting w = std::move(it->second);
+  InFlight w = std::move(*it);
   c.in_flight.erase(it);
   ctx_.cancel(w.timer);
   pump(*node);

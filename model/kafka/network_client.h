@@ -11,13 +11,14 @@
 // when the socket was one of this client's.
 #pragma once
 
-#include <deque>
+#include <vector>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
 
 #include "model/kafka/wire.h"
+#include "sim/fifo.h"
 #include "sim/world.h"
 
 namespace kafka {
@@ -70,12 +71,18 @@ class NetworkClient {
     sim::TimerId timer;
     bool expect_response = true;
   };
+  // A request on the wire: what its answer completes.
+  struct InFlight {
+    int32_t correlation_id = 0;
+    Completion done;
+    sim::TimerId timer;
+  };
   struct Connection {
     NodeAddress address;
     std::optional<sim::SocketId> socket;
     bool connected = false;
-    std::deque<Waiting> queued;                // not yet on the wire
-    std::map<int32_t, Waiting> in_flight;      // by correlation id
+    sim::Fifo<Waiting> queued;        // not yet on the wire
+    std::vector<InFlight> in_flight;  // ascending correlation id (the order sent)
   };
   void pump(int32_t node);
   void fail(int32_t node, SendError first, std::optional<int32_t> first_id, SendError rest);
