@@ -13,51 +13,36 @@
 #pragma once
 
 #include <cstddef>
-#include <new>
 #include <stdexcept>
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
 
+#include "sim/inline_box.h"
+
 namespace sim {
 
-class Payload {
- public:
-  static constexpr size_t kInlineBytes = 184;
+struct PayloadOps {
+  void (*move)(void* dst, void* src);
+  void (*destroy)(void*);
+  void (*copy)(void* dst, const void* src);  // null for a move-only value
+  const std::type_info& (*type)();
+};
 
+class Payload : public InlineBox<184, PayloadOps> {
+ public:
   Payload() noexcept = default;
 
   template <typename T, typename = std::enable_if_t<!std::is_same_v<std::decay_t<T>, Payload>>>
   Payload(T&& value) {  // NOLINT(google-explicit-constructor): any message converts implicitly
-    using V = std::decay_t<T>;
-    if constexpr (fits_inline<V>()) {
-      ::new (static_cast<void*>(buf_)) V(std::forward<T>(value));
-    } else {
-      ::new (static_cast<void*>(buf_)) V*(new V(std::forward<T>(value)));
-    }
-    ops_ = &ops_for<V>;
+    emplace<std::decay_t<T>>(&ops_for<std::decay_t<T>>, std::forward<T>(value));
   }
 
-  Payload(Payload&& o) noexcept : ops_(o.ops_) {
-    if (ops_ != nullptr) {
-      ops_->move(buf_, o.buf_);
-      o.ops_ = nullptr;
-    }
-  }
-  Payload& operator=(Payload&& o) noexcept {
-    if (this != &o) {
-      reset();
-      ops_ = o.ops_;
-      if (ops_ != nullptr) {
-        ops_->move(buf_, o.buf_);
-        o.ops_ = nullptr;
-      }
-    }
-    return *this;
-  }
+  Payload(Payload&&) noexcept = default;
+  Payload& operator=(Payload&&) noexcept = default;
   // Copies the value; a payload holding a move-only value cannot be copied
   // (std::logic_error).
-  Payload(const Payload& o) {
+  Payload(const Payload& o) : InlineBox() {
     if (o.ops_ == nullptr) return;
     if (o.ops_->copy == nullptr) throw std::logic_error("copy of a payload holding a move-only value");
     o.ops_->copy(buf_, o.buf_);
@@ -70,83 +55,46 @@ class Payload {
     }
     return *this;
   }
-  ~Payload() { reset(); }
+  ~Payload() = default;
 
   bool has_value() const { return ops_ != nullptr; }
   // typeid(void) when empty.
   const std::type_info& type() const { return ops_ != nullptr ? ops_->type() : typeid(void); }
-  void reset() {
-    if (ops_ != nullptr) {
-      ops_->destroy(buf_);
-      ops_ = nullptr;
-    }
-  }
 
   template <typename T>
   const T* get() const {
-    if (ops_ != &ops_for<T>) return nullptr;
-    if constexpr (fits_inline<T>()) {
-      return std::launder(reinterpret_cast<const T*>(buf_));
-    } else {
-      return *std::launder(reinterpret_cast<T* const*>(buf_));
-    }
+    return ops_ == &ops_for<T> ? target<T>(static_cast<const void*>(buf_)) : nullptr;
   }
   template <typename T>
   T* get() {
-    return const_cast<T*>(static_cast<const Payload*>(this)->get<T>());
+    return ops_ == &ops_for<T> ? target<T>(static_cast<void*>(buf_)) : nullptr;
   }
 
  private:
-  struct Ops {
-    void (*move)(void* dst, void* src);  // move-constructs dst from src, destroys src
-    void (*copy)(void* dst, const void* src);  // null for a move-only value
-    void (*destroy)(void*);
-    const std::type_info& (*type)();
-  };
-
-  template <typename V>
-  static constexpr bool fits_inline() {
-    return sizeof(V) <= kInlineBytes && alignof(V) <= alignof(std::max_align_t) &&
-           std::is_nothrow_move_constructible_v<V>;
-  }
-
   template <typename V>
   static constexpr void (*copier())(void*, const void*) {
-    if constexpr (!std::is_copy_constructible_v<V>) {
-      return nullptr;
-    } else if constexpr (fits_inline<V>()) {
-      return [](void* dst, const void* src) { ::new (dst) V(*static_cast<const V*>(src)); };
+    if constexpr (std::is_copy_constructible_v<V>) {
+      return [](void* dst, const void* src) {
+        if constexpr (fits_inline<V>()) {
+          ::new (dst) V(*target<V>(src));
+        } else {
+          ::new (dst) V*(new V(*target<V>(src)));
+        }
+      };
     } else {
-      return [](void* dst, const void* src) { ::new (dst) V*(new V(**static_cast<V* const*>(src))); };
+      return nullptr;
     }
   }
 
   // One table per type: its address is the type's identity here (the
   // program is linked statically, so each table exists once).
   template <typename V>
-  static constexpr Ops ops_for = [] {
-    if constexpr (fits_inline<V>()) {
-      return Ops{
-          [](void* dst, void* src) {
-            ::new (dst) V(std::move(*static_cast<V*>(src)));
-            static_cast<V*>(src)->~V();
-          },
-          copier<V>(),
-          [](void* p) { static_cast<V*>(p)->~V(); },
-          []() -> const std::type_info& { return typeid(V); },
-      };
-    } else {
-      return Ops{
-          [](void* dst, void* src) { ::new (dst) V*(*static_cast<V**>(src)); },
-          copier<V>(),
-          [](void* p) { delete *static_cast<V**>(p); },
-          []() -> const std::type_info& { return typeid(V); },
-      };
-    }
-  }();
-
-  alignas(std::max_align_t) unsigned char buf_[kInlineBytes];
-  const Ops* ops_ = nullptr;
+  static constexpr PayloadOps ops_for = {
+      &move_value<V>,
+      &destroy_value<V>,
+      copier<V>(),
+      []() -> const std::type_info& { return typeid(V); },
+  };
 };
 
 // The value in `p` if it holds a T, else null (std::any_cast's pointer form).
