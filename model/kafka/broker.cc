@@ -462,34 +462,34 @@ void Broker::on_closed(sim::SocketId s, sim::CloseReason r) {
 void Broker::dispatch(sim::SocketId socket) {
   auto it = connections_.find(socket);
   if (it == connections_.end() || it->second.busy || it->second.pending.empty()) return;
-  RequestFrame frame = std::move(it->second.pending.front());
-  it->second.pending.pop_front();
-  it->second.busy = true;
-  const int32_t id = frame.correlation_id;
+  ServerConnection& c = it->second;
+  RequestFrame frame = std::move(c.pending.front());
+  c.pending.pop_front();
+  c.busy = true;
+  ++c.serving;
+  c.correlation_id = frame.correlation_id;
   const auto* produce = std::get_if<ProduceRequest>(&frame.body);
-  const bool answer = produce == nullptr || produce->acks != 0;
-  auto replied = std::make_shared<bool>(false);
-  handle(frame.body, [this, socket, id, answer, replied](Response response) {
-    if (*replied) return;
-    *replied = true;
-    if (answer) {
-      respond(socket, id, std::move(response));
-    } else {
-      // acks=0: the client expects no answer; the channel is unmuted.
-      auto c = connections_.find(socket);
-      if (c == connections_.end()) return;
-      c->second.busy = false;
-      dispatch(socket);
+  c.answer = produce == nullptr || produce->acks != 0;
+  // The reply names the connection and the request's number on it, packed
+  // so that the closure fits in std::function's inline storage: a request
+  // is answered at most once, and a late answer (after the connection was
+  // closed, or for a request already answered) goes nowhere.
+  SIM_ASSERT(socket.value <= UINT32_MAX, "socket id {} does not fit a reply key", socket.value);
+  const uint64_t key = (socket.value << 32) | c.serving;
+  handle(frame.body, [this, key](Response response) {
+    const sim::SocketId s{key >> 32};
+    auto conn = connections_.find(s);
+    if (conn == connections_.end()) return;  // the client went away meanwhile
+    ServerConnection& served = conn->second;
+    if (!served.busy || served.serving != static_cast<uint32_t>(key)) return;  // answered
+    if (served.answer && ctx().is_open(s)) {
+      ctx().send(s, ResponseFrame{served.correlation_id, std::move(response)});
     }
+    // With acks=0 the client expects no answer; either way the channel is
+    // unmuted and the next request is served.
+    served.busy = false;
+    dispatch(s);
   });
-}
-
-void Broker::respond(sim::SocketId socket, int32_t correlation_id, Response response) {
-  auto it = connections_.find(socket);
-  if (it == connections_.end()) return;  // the client went away meanwhile
-  if (ctx().is_open(socket)) ctx().send(socket, ResponseFrame{correlation_id, std::move(response)});
-  it->second.busy = false;
-  dispatch(socket);
 }
 
 void Broker::handle(const Request& request, Reply reply) {

@@ -104,10 +104,14 @@ class Broker final : public sim::Process {
   // --- serving requests -------------------------------------------------------------
   struct ServerConnection {
     sim::Fifo<RequestFrame> pending;
-    bool busy = false;
+    bool busy = false;  // a request is being served; the channel is muted
+    // The request being served: its number on this connection (a reply for
+    // an earlier one is stale), its correlation id, whether it is answered.
+    uint32_t serving = 0;
+    int32_t correlation_id = 0;
+    bool answer = true;
   };
   void dispatch(sim::SocketId socket);
-  void respond(sim::SocketId socket, int32_t correlation_id, Response response);
   using Reply = std::function<void(Response)>;
   void handle(const Request& request, Reply reply);
   void handle_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply);

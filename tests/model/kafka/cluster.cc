@@ -149,15 +149,20 @@ ClientProcess* Cluster::client() {
 std::optional<Response> Cluster::request(BrokerId to, Request request, sim::Duration limit) {
   auto result = std::make_shared<std::optional<Response>>();
   auto done = std::make_shared<bool>(false);
+  send(to, std::move(request), [result, done](SendError e, const Response* r) {
+    if (e == SendError::none && r != nullptr) *result = *r;
+    *done = true;
+  });
+  run_until([done] { return *done; }, limit);
+  return *result;
+}
+
+void Cluster::send(BrokerId to, Request request, NetworkClient::Completion done,
+                   bool expect_response) {
   const BrokerConfig& c = configs_.at(to);
   const std::string host = world_.network().address(broker_host(to));
   client()->client().send(to, NodeAddress{host, c.listeners.front().port}, std::move(request),
-                          [result, done](SendError e, const Response* r) {
-                            if (e == SendError::none && r != nullptr) *result = *r;
-                            *done = true;
-                          });
-  run_until([done] { return *done; }, limit);
-  return *result;
+                          std::move(done), expect_response);
 }
 
 ErrorCode Cluster::create_topic(const std::string& name, int32_t partitions, int16_t rf,

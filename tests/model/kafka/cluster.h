@@ -113,6 +113,10 @@ class Cluster {
   // Sends `request` to broker `to` and waits (virtual time) for the answer.
   std::optional<Response> request(BrokerId to, Request request,
                                   sim::Duration limit = sim::Duration::seconds(60));
+  // Queues `request` for broker `to` without waiting; `done` runs with the
+  // answer (or at once, when `expect_response` is false: acks=0).
+  void send(BrokerId to, Request request, NetworkClient::Completion done,
+            bool expect_response = true);
   // CreateTopics through the controller; waits until every partition has a
   // leader in ZooKeeper. Returns the error of the request.
   ErrorCode create_topic(const std::string& name, int32_t partitions, int16_t rf,

@@ -274,6 +274,30 @@ TEST(KafkaBroker, ConsumersReadUpToTheHighWatermarkOnly) {
             ErrorCode::not_leader_for_partition);
 }
 
+// acks=0: the broker appends and answers nothing, and the connection goes on
+// to the next request queued behind the produce (the channel is unmuted
+// without a response).
+TEST(KafkaBroker, AnAcksZeroProduceIsNotAnsweredAndTheNextRequestIsServed) {
+  Cluster c({.brokers = 1});
+  c.start();
+  const TopicPartition tp{"t", 0};
+  ASSERT_EQ(c.create_topic(tp.topic, 1, 1), ErrorCode::none);
+  ProduceBatch b;
+  b.tp = tp;
+  b.records.push_back(Record{Offset{0}, LeaderEpoch{0}, 0, -1, -1, -1, 42, 70, {}});
+  std::vector<std::string> outcomes;
+  auto note = [&outcomes](std::string what) {
+    return [&outcomes, what](SendError e, const Response* r) {
+      outcomes.push_back(what + ":" + to_string(e) + (r != nullptr ? ":answered" : ":silent"));
+    };
+  };
+  c.send(1, ProduceRequest{0, 30000, {b}}, note("produce"), false);
+  c.send(1, MetadataRequest{std::vector<std::string>{tp.topic}}, note("metadata"));
+  c.run_for(Duration::seconds(5));
+  EXPECT_EQ(outcomes, (std::vector<std::string>{"produce:none:silent", "metadata:none:answered"}));
+  EXPECT_EQ(c.committed_values(tp), (std::vector<uint64_t>{42}));
+}
+
 // A broker cut off from ZooKeeper loses its session; the controller moves
 // its leadership. Back in contact, it registers under a new session.
 TEST(KafkaBroker, BrokerCutOffFromZooKeeperIsReplacedAndRejoins) {
