@@ -24,14 +24,20 @@ int32_t Metadata::partition_count(const std::string& topic) const {
 
 std::vector<int32_t> Metadata::available(const std::string& topic) const {
   std::vector<int32_t> out;
+  available_into(topic, out);
+  return out;
+}
+
+void Metadata::available_into(const std::string& topic, std::vector<int32_t>& out) const {
+  out.clear();
   const int32_t n = partition_count(topic);
-  for (int32_t p = 0; p < n; ++p) {
-    auto l = leaders_.find({topic, p});
-    if (l != leaders_.end() && l->second != kafka::kNoBroker && brokers_.count(l->second) != 0) {
-      out.push_back(p);
+  // The topic's partitions are adjacent in leaders_, in partition order.
+  for (auto l = leaders_.lower_bound(kafka::TopicPartition{topic, 0});
+       l != leaders_.end() && l->first.topic == topic && l->first.partition < n; ++l) {
+    if (l->second != kafka::kNoBroker && brokers_.count(l->second) != 0) {
+      out.push_back(l->first.partition);
     }
   }
-  return out;
 }
 
 std::optional<kafka::BrokerId> Metadata::leader(const kafka::TopicPartition& tp) const {

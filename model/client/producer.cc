@@ -140,7 +140,8 @@ std::optional<int32_t> Producer::choose_partition(const std::string& topic,
     // partition's leader, as in librdkafka.
     return null_key_partition(config_.key_hash, n);
   }
-  std::vector<int32_t> available = partitions(topic);
+  std::vector<int32_t>& available = available_scratch_;
+  metadata_.available_into(topic, available);
   if (available.empty()) {
     for (int32_t p = 0; p < n; ++p) available.push_back(p);
   }
@@ -166,17 +167,17 @@ std::optional<int32_t> Producer::choose_partition(const std::string& topic,
 }
 
 void Producer::partition_waiting() {
-  std::deque<Unpartitioned> still;
-  while (!unpartitioned_.empty()) {
+  // Each waiting record once, in order: one that still has no partition goes
+  // to the back, behind the others that have none, keeping their order.
+  for (size_t n = unpartitioned_.size(); n > 0; --n) {
     Unpartitioned u = std::move(unpartitioned_.front());
     unpartitioned_.pop_front();
     if (auto p = choose_partition(u.topic, u.key)) {
       enqueue({u.topic, *p}, std::move(u.record));
     } else {
-      still.push_back(std::move(u));
+      unpartitioned_.push_back(std::move(u));
     }
   }
-  unpartitioned_ = std::move(still);
 }
 
 void Producer::enqueue(const TopicPartition& tp, Pending record) {

@@ -135,6 +135,7 @@ class Producer {
   Metadata metadata_;
 
   std::deque<Unpartitioned> unpartitioned_;
+  std::vector<int32_t> available_scratch_;  // choose_partition's, kept for its storage
   std::map<kafka::TopicPartition, std::deque<std::shared_ptr<Batch>>> batches_;
   std::map<std::string, int32_t> sticky_;        // topic -> partition (sticky partitioner)
   std::map<std::string, uint32_t> round_robin_;  // topic -> counter
