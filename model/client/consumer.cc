@@ -142,6 +142,7 @@ void Consumer::fetch_from(BrokerId leader) {
   // The offset each partition was fetched from: an answer for a partition
   // whose position has moved since (a seek, a new assignment) is stale and
   // dropped, as the Java client's Fetcher drops it.
+  req.partitions.reserve(assigned_.size());
   std::map<TopicPartition, int64_t> fetched_from;
   for (const TopicPartition& tp : assigned_) {
     const auto l = metadata_.leader(tp);

@@ -492,9 +492,9 @@ void Broker::dispatch(sim::SocketId socket) {
   });
 }
 
-void Broker::handle(const Request& request, Reply reply) {
+void Broker::handle(Request& request, Reply reply) {
   std::visit(
-      [&](const auto& r) {
+      [&](auto& r) {
         using T = std::decay_t<decltype(r)>;
         if constexpr (std::is_same_v<T, LeaderAndIsrRequest>) {
           handle_leader_and_isr(r, std::move(reply));
@@ -510,7 +510,7 @@ void Broker::handle(const Request& request, Reply reply) {
           controller_->controlled_shutdown(r.broker_id, r.broker_epoch,
                                            [reply](ControlledShutdownResponse resp) { reply(resp); });
         } else if constexpr (std::is_same_v<T, FetchRequest>) {
-          handle_fetch(r, std::move(reply));
+          handle_fetch(std::move(r), std::move(reply));
         } else if constexpr (std::is_same_v<T, OffsetsForLeaderEpochRequest>) {
           handle_offsets_for_leader_epoch(r, std::move(reply));
         } else if constexpr (std::is_same_v<T, ProduceRequest>) {
@@ -786,10 +786,10 @@ void Broker::on_partition_progress(const TopicPartition& tp) {
   for (const auto& [id, op] : delayed_produces_) {
     if (op.required.count(tp) != 0) produces.push_back(id);
   }
-  for (const auto& [id, op] : delayed_fetches_) {
+  for (const DelayedFetch& op : delayed_fetches_) {
     for (const FetchPartition& fp : op.request.partitions) {
       if (fp.tp == tp) {
-        fetches.push_back(id);
+        fetches.push_back(op.id);
         break;
       }
     }
@@ -918,7 +918,7 @@ void Broker::flush_check() {
 
 // --- fetch ---------------------------------------------------------------------------------
 
-void Broker::handle_fetch(const FetchRequest& r, Reply reply) {
+void Broker::handle_fetch(FetchRequest r, Reply reply) {
   if (r.replica_id >= 0) {
     const int64_t now_ms = ctx().now().us() / 1000;
     for (const FetchPartition& fp : r.partitions) {
@@ -938,10 +938,10 @@ void Broker::handle_fetch(const FetchRequest& r, Reply reply) {
   const uint64_t id = next_delayed_id_++;
   DelayedFetch op;
   op.id = id;
-  op.request = r;
-  op.reply = std::move(reply);
   op.timer = ctx().after(sim::Duration::millis(r.max_wait_ms), [this, id] { try_complete_fetch(id, true); });
-  delayed_fetches_.emplace(id, std::move(op));
+  op.request = std::move(r);
+  op.reply = std::move(reply);
+  delayed_fetches_.push_back(std::move(op));  // ids ascend: the vector stays sorted
 }
 
 ErrorCode Broker::fetch_error(const FetchPartition& fp, const Partition* p) const {
@@ -1011,11 +1011,12 @@ std::optional<FetchResponse> Broker::read_for_fetch(const FetchRequest& r, bool 
 }
 
 void Broker::try_complete_fetch(uint64_t id, bool timed_out) {
-  auto it = delayed_fetches_.find(id);
-  if (it == delayed_fetches_.end()) return;
-  auto resp = read_for_fetch(it->second.request, timed_out);
+  auto it = std::lower_bound(delayed_fetches_.begin(), delayed_fetches_.end(), id,
+                             [](const DelayedFetch& f, uint64_t want) { return f.id < want; });
+  if (it == delayed_fetches_.end() || it->id != id) return;
+  auto resp = read_for_fetch(it->request, timed_out);
   if (!resp) return;
-  DelayedFetch op = std::move(it->second);
+  DelayedFetch op = std::move(*it);
   delayed_fetches_.erase(it);
   ctx().cancel(op.timer);
   op.reply(std::move(*resp));
@@ -1443,6 +1444,7 @@ void Broker::run_fetcher(BrokerId leader) {
   OffsetsForLeaderEpochRequest epochs{config_.broker_id, {}};
   FetchRequest fetch{config_.broker_id, config_.replica_fetch_wait_max_ms,
                      config_.replica_fetch_min_bytes, config_.replica_fetch_max_bytes, {}};
+  fetch.partitions.reserve(f.partitions.size());
   for (const TopicPartition& tp : f.partitions) {
     Partition* p = find_partition(tp);
     if (p == nullptr) continue;

@@ -113,12 +113,12 @@ class Broker final : public sim::Process {
   };
   void dispatch(sim::SocketId socket);
   using Reply = std::function<void(Response)>;
-  void handle(const Request& request, Reply reply);
+  void handle(Request& request, Reply reply);
   void handle_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply);
   void apply_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply);
   void handle_update_metadata(const UpdateMetadataRequest& r, Reply reply);
   void handle_stop_replica(const StopReplicaRequest& r, Reply reply);
-  void handle_fetch(const FetchRequest& r, Reply reply);
+  void handle_fetch(FetchRequest r, Reply reply);
   void handle_offsets_for_leader_epoch(const OffsetsForLeaderEpochRequest& r, Reply reply);
   void handle_produce(const ProduceRequest& r, Reply reply);
   void handle_metadata(const MetadataRequest& r, Reply reply);
@@ -227,7 +227,7 @@ class Broker final : public sim::Process {
 
   std::map<sim::SocketId, ServerConnection> connections_;
   std::map<uint64_t, DelayedProduce> delayed_produces_;
-  std::map<uint64_t, DelayedFetch> delayed_fetches_;
+  std::vector<DelayedFetch> delayed_fetches_;  // ascending id: the order they came
   uint64_t next_delayed_id_ = 1;
 
   std::unique_ptr<NetworkClient> fetch_client_;
