@@ -223,7 +223,7 @@ void Network::unlisten(HostId host, uint16_t port) { listeners_.erase({host.valu
 SocketId Network::connect(HostId from, const Endpoint& owner, const std::string& address,
                           uint16_t port) {
   const uint64_t id = next_link_++;
-  Link& link = links_[id];
+  Link& link = links_.create(id);
   const HostState& src = hosts_.at(from.value);
   link.side[0] = Side{from, src.address, src.boot, owner, SideState::connecting, false};
   link.port = port;
@@ -260,9 +260,9 @@ void Network::schedule_head(uint64_t link_id, int from_side, Time at) {
 }
 
 void Network::deliver_head(uint64_t link_id, int from_side) {
-  auto it = links_.find(link_id);
-  if (it == links_.end()) return;
-  Link& link = it->second;
+  Link* found = links_.find(link_id);
+  if (found == nullptr) return;
+  Link& link = *found;
   Stream& s = link.stream[from_side];
   s.timer = {};
   if (s.items.empty()) return;
@@ -407,7 +407,7 @@ void Network::accept_syn(uint64_t link_id) {
     const Endpoint owner = server.owner;
     const uint16_t port = link.port;
     world_.post(owner, [this, link_id, owner, port] {
-      if (auto it = links_.find(link_id); it == links_.end() || it->second.side[1].released) return;
+      if (const Link* l = links_.find(link_id); l == nullptr || l->side[1].released) return;
       world_.handler(owner)->on_accept(socket_of(link_id, 1), port);
     });
   } else {
@@ -420,9 +420,9 @@ void Network::accept_syn(uint64_t link_id) {
 void Network::notify(uint64_t link_id, int side, ItemKind kind, Payload payload) {
   // A notification that travelled (a reset coming back) may find the link
   // already gone, when both ends were released meanwhile.
-  auto found = links_.find(link_id);
-  if (found == links_.end()) return;
-  Side& me = found->second.side[side];
+  Link* found = links_.find(link_id);
+  if (found == nullptr) return;
+  Side& me = found->side[side];
   // Released: no process is left to tell. Closed: the process has already
   // heard that the connection ended; a second reset (for data it sent before
   // it knew) adds nothing, so a socket is reported closed at most once.
@@ -439,8 +439,8 @@ void Network::notify(uint64_t link_id, int side, ItemKind kind, Payload payload)
   const Endpoint owner = me.owner;
   const SocketId socket = socket_of(link_id, side);
   auto deliver = [this, owner, socket, kind, was_connecting, payload = std::move(payload)]() mutable {
-    auto it = links_.find(link_of(socket));
-    if (it == links_.end() || it->second.side[side_of(socket)].released) return;
+    const Link* l = links_.find(link_of(socket));
+    if (l == nullptr || l->side[side_of(socket)].released) return;
     SocketHandler* h = world_.handler(owner);
     switch (kind) {
       case ItemKind::syn_ack: h->on_connected(socket); break;
@@ -476,21 +476,21 @@ void Network::notify(uint64_t link_id, int side, ItemKind kind, Payload payload)
 }
 
 void Network::maybe_erase(uint64_t link_id) {
-  auto it = links_.find(link_id);
-  if (it == links_.end()) return;
-  const Link& link = it->second;
+  const Link* found = links_.find(link_id);
+  if (found == nullptr) return;
+  const Link& link = *found;
   if (link.side[0].released && link.side[1].released && link.stream[0].items.empty() &&
       link.stream[1].items.empty()) {
     loop_.cancel(link.stream[0].timer);
     loop_.cancel(link.stream[1].timer);
-    links_.erase(it);
+    links_.erase(link_id);
   }
 }
 
 void Network::send(SocketId socket, Payload payload) {
-  auto it = links_.find(link_of(socket));
-  SIM_ASSERT(it != links_.end(), "send on unknown socket {}", socket.value);
-  Side& me = it->second.side[side_of(socket)];
+  Link* link = links_.find(link_of(socket));
+  SIM_ASSERT(link != nullptr, "send on unknown socket {}", socket.value);
+  Side& me = link->side[side_of(socket)];
   SIM_ASSERT(!me.released, "send on a socket the process closed");
   SIM_ASSERT(me.state != SideState::connecting, "send before the connection was established");
   if (me.state == SideState::closed) return;  // the peer is gone; the bytes go nowhere
@@ -498,9 +498,9 @@ void Network::send(SocketId socket, Payload payload) {
 }
 
 void Network::close(SocketId socket) {
-  auto it = links_.find(link_of(socket));
-  if (it == links_.end()) return;
-  Link& link = it->second;
+  Link* found = links_.find(link_of(socket));
+  if (found == nullptr) return;
+  Link& link = *found;
   const int side = side_of(socket);
   Side& me = link.side[side];
   if (me.released) return;
@@ -521,16 +521,16 @@ void Network::close(SocketId socket) {
 }
 
 bool Network::is_open(SocketId socket) const {
-  auto it = links_.find(link_of(socket));
-  if (it == links_.end()) return false;
-  const Side& me = it->second.side[side_of(socket)];
+  const Link* link = links_.find(link_of(socket));
+  if (link == nullptr) return false;
+  const Side& me = link->side[side_of(socket)];
   return !me.released && me.state == SideState::open;
 }
 
 std::string Network::peer_address(SocketId socket) const {
-  auto it = links_.find(link_of(socket));
-  if (it == links_.end()) return {};
-  return it->second.side[1 - side_of(socket)].address;
+  const Link* link = links_.find(link_of(socket));
+  if (link == nullptr) return {};
+  return link->side[1 - side_of(socket)].address;
 }
 
 void Network::process_exited(const Endpoint& owner, CloseReason how) {
@@ -548,9 +548,9 @@ void Network::process_exited(const Endpoint& owner, CloseReason how) {
       // Closing one side may forget the link (both ends released, nothing in
       // flight), and a connection to itself lists the link twice: look it up
       // afresh each time.
-      auto it = links_.find(id);
-      if (it == links_.end()) break;
-      Side& me = it->second.side[side];
+      Link* link = links_.find(id);
+      if (link == nullptr) break;
+      Side& me = link->side[side];
       if (me.released || !(me.owner == owner)) continue;
       if (me.state == SideState::open) {
         me.released = true;

@@ -209,6 +209,39 @@ class Network {
     uint16_t port = 0;
     bool accepted = false;  // a listener took the SYN; side[1] is a real socket
   };
+  // Links by id: ordered, for the walks over every link (a host powering
+  // off, a process exiting), with an index by id for the lookups on every
+  // packet. Ids are handed out in sequence, so the index is a vector; it
+  // holds a pointer (8 bytes) for each link the run ever made.
+  class LinkTable {
+   public:
+    Link* find(uint64_t id) const { return id < index_.size() ? index_[id] : nullptr; }
+    Link& at(uint64_t id) const {
+      Link* l = find(id);
+      SIM_ASSERT(l != nullptr, "unknown link {}", id);
+      return *l;
+    }
+    Link& create(uint64_t id) {
+      auto [it, inserted] = by_id_.try_emplace(id);
+      SIM_ASSERT(inserted, "link {} made twice", id);
+      if (index_.size() <= id) index_.resize(id + 1, nullptr);
+      index_[id] = &it->second;  // map nodes do not move
+      return it->second;
+    }
+    void erase(uint64_t id) {
+      by_id_.erase(id);
+      if (id < index_.size()) index_[id] = nullptr;
+    }
+    size_t size() const { return by_id_.size(); }
+    auto begin() { return by_id_.begin(); }
+    auto end() { return by_id_.end(); }
+    auto begin() const { return by_id_.begin(); }
+    auto end() const { return by_id_.end(); }
+
+   private:
+    std::map<uint64_t, Link> by_id_;
+    std::vector<Link*> index_;
+  };
   struct HostState {
     std::string name;
     std::string address;
@@ -249,7 +282,7 @@ class Network {
   Graph graph_{0};
   std::map<std::pair<uint32_t, uint32_t>, LatencyModel> link_latency_;
   std::map<std::pair<uint32_t, uint16_t>, Endpoint> listeners_;
-  std::map<uint64_t, Link> links_;
+  LinkTable links_;
   uint64_t next_link_ = 1;
 };
 
