@@ -1,5 +1,6 @@
 #include "model/client/consumer.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace client {
@@ -143,13 +144,15 @@ void Consumer::fetch_from(BrokerId leader) {
   // whose position has moved since (a seek, a new assignment) is stale and
   // dropped, as the Java client's Fetcher drops it.
   req.partitions.reserve(assigned_.size());
-  std::map<TopicPartition, int64_t> fetched_from;
+  // Built in assigned_ order, so sorted by partition.
+  std::vector<std::pair<TopicPartition, int64_t>> fetched_from;
+  fetched_from.reserve(assigned_.size());
   for (const TopicPartition& tp : assigned_) {
     const auto l = metadata_.leader(tp);
     auto pos = positions_.find(tp);
     if (!l || *l != leader || pos == positions_.end()) continue;
     req.partitions.push_back({tp, kafka::Offset{pos->second}, kafka::LeaderEpoch{-1}, kafka::Offset{-1}});
-    fetched_from[tp] = pos->second;
+    fetched_from.emplace_back(tp, pos->second);
   }
   if (req.partitions.empty()) return;
   fetching_.insert(leader);
@@ -166,7 +169,9 @@ void Consumer::fetch_from(BrokerId leader) {
     for (const kafka::FetchPartitionResponse& p : resp->partitions) {
       auto pos = positions_.find(p.tp);
       if (pos == positions_.end() || assigned_.count(p.tp) == 0) continue;
-      if (auto from = fetched_from.find(p.tp); from == fetched_from.end() || from->second != pos->second) continue;
+      auto from = std::lower_bound(fetched_from.begin(), fetched_from.end(), p.tp,
+                                   [](const auto& f, const TopicPartition& tp) { return f.first < tp; });
+      if (from == fetched_from.end() || !(from->first == p.tp) || from->second != pos->second) continue;
       switch (p.error) {
         case ErrorCode::none:
           for (const kafka::Record& rec : p.records) {

@@ -297,6 +297,7 @@ void Producer::send_batch(const std::shared_ptr<Batch>& batch, BrokerId leader) 
   pb.producer_id = config_.enable_idempotence ? producer_id_ : kafka::kNoProducerId;
   pb.producer_epoch = config_.enable_idempotence ? producer_epoch_ : -1;
   pb.base_sequence = config_.enable_idempotence ? batch->base_sequence : -1;
+  pb.records.reserve(batch->records.size());
   for (const Pending& r : batch->records) {
     kafka::Record rec;
     rec.value = r.value;
@@ -304,9 +305,11 @@ void Producer::send_batch(const std::shared_ptr<Batch>& batch, BrokerId leader) 
     pb.records.push_back(rec);
   }
   const bool answered = config_.acks != 0;
+  // Moved in: a braced list would copy the batch and its records.
+  kafka::ProduceRequest request{config_.acks, config_.request_timeout_ms, {}};
+  request.batches.push_back(std::move(pb));
   net_.send(
-      leader, *metadata_.address(leader),
-      kafka::ProduceRequest{config_.acks, config_.request_timeout_ms, {std::move(pb)}},
+      leader, *metadata_.address(leader), std::move(request),
       [this, batch, leader, answered](kafka::SendError e, const kafka::Response* r) {
         batch->in_flight = false;
         if (e != kafka::SendError::none) {
