@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <boost/container/small_vector.hpp>
+
 namespace client {
 
 using kafka::BrokerId;
@@ -78,7 +80,9 @@ void Consumer::request_failed(BrokerId leader, kafka::SendError e) {
 void Consumer::pump() {
   metadata_.maybe_refresh(ctx_.now().us() / 1000);
   std::map<BrokerId, std::vector<TopicPartition>> need_position;
-  std::set<BrokerId> leaders;
+  // Leaders to fetch from, ascending and once each (a std::set would make a
+  // node on every pump).
+  boost::container::small_vector<BrokerId, 8> leaders;
   bool missing = false;
   for (const TopicPartition& tp : assigned_) {
     const auto leader = metadata_.leader(tp);
@@ -89,9 +93,11 @@ void Consumer::pump() {
     if (positions_.count(tp) == 0) {
       need_position[*leader].push_back(tp);
     } else {
-      leaders.insert(*leader);
+      leaders.push_back(*leader);
     }
   }
+  std::sort(leaders.begin(), leaders.end());
+  leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
   if (missing) metadata_.refresh();
   for (auto& [leader, tps] : need_position) {
     if (resetting_.count(leader) == 0 && backing_off_.count(leader) == 0) reset_offsets(leader, tps);
