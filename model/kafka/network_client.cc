@@ -33,9 +33,8 @@ void NetworkClient::send(int32_t node, const NodeAddress& address, Request reque
   w.expect_response = expect_response;
   // The timeout runs from the moment the request is queued, as a Java
   // client's does from its creation.
-  const int32_t id = w.correlation_id;
-  w.timer = ctx_.after(sim::Duration::millis(options_.request_timeout_ms),
-                       [this, node, id] { on_timeout(node, id); });
+  w.deadline = ctx_.now() + sim::Duration::millis(options_.request_timeout_ms);
+  arm(w.deadline);
   conn.queued.push_back(std::move(w));
   if (!conn.socket) {
     conn.socket = ctx_.connect(address.host, address.port);
@@ -59,11 +58,10 @@ void NetworkClient::pump(int32_t node) {
     // The request is not needed once it is on the wire.
     ctx_.send(*c.socket, RequestFrame{w.correlation_id, std::move(w.request)});
     if (!w.expect_response) {
-      ctx_.cancel(w.timer);
       sent_without_answer.push_back(std::move(w.done));
       continue;
     }
-    c.in_flight.push_back(InFlight{w.correlation_id, std::move(w.done), w.timer});
+    c.in_flight.push_back(InFlight{w.correlation_id, std::move(w.done), w.deadline});
   }
   for (Completion& done : sent_without_answer) done(SendError::none, nullptr);
 }
@@ -75,11 +73,9 @@ void NetworkClient::fail(int32_t node, SendError first, std::optional<int32_t> f
   Connection& c = it->second;
   std::vector<std::pair<SendError, Completion>> done;
   for (InFlight& w : c.in_flight) {
-    ctx_.cancel(w.timer);
     done.emplace_back(first_id && *first_id == w.correlation_id ? first : rest, std::move(w.done));
   }
   for (Waiting& w : c.queued) {
-    ctx_.cancel(w.timer);
     done.emplace_back(first_id && *first_id == w.correlation_id ? first : rest, std::move(w.done));
   }
   if (c.socket) {
@@ -92,10 +88,45 @@ void NetworkClient::fail(int32_t node, SendError first, std::optional<int32_t> f
   for (auto& [error, fn] : done) fn(error, nullptr);
 }
 
-void NetworkClient::on_timeout(int32_t node, int32_t correlation_id) {
-  auto it = connections_.find(node);
-  if (it == connections_.end()) return;
-  fail(node, SendError::request_timed_out, correlation_id, SendError::closed);
+void NetworkClient::arm(sim::Time deadline) {
+  if (timeout_timer_ && timeout_due_ <= deadline) return;  // it looks by then anyway
+  if (timeout_timer_) ctx_.cancel(timeout_timer_);
+  timeout_due_ = deadline;
+  timeout_timer_ = ctx_.at(deadline, [this] { check_timeouts(); });
+}
+
+void NetworkClient::check_timeouts() {
+  timeout_timer_ = {};
+  timeout_due_ = sim::Time::max();
+  // Every request has the same timeout from the moment it was queued, and
+  // correlation ids are handed out in that order: the oldest unanswered
+  // request (the lowest id, at the front of its connection's in-flight list
+  // or queue) is the next to expire. As in the Java NetworkClient, a request
+  // that timed out takes its connection down, failing all else on it.
+  for (;;) {
+    bool any = false;
+    int32_t node = 0;
+    int32_t id = 0;
+    sim::Time deadline = sim::Time::max();
+    auto consider = [&](int32_t n, int32_t correlation_id, sim::Time d) {
+      if (!any || correlation_id < id) {
+        any = true;
+        node = n;
+        id = correlation_id;
+        deadline = d;
+      }
+    };
+    for (const auto& [n, c] : connections_) {
+      if (!c.in_flight.empty()) consider(n, c.in_flight.front().correlation_id, c.in_flight.front().deadline);
+      if (!c.queued.empty()) consider(n, c.queued.front().correlation_id, c.queued.front().deadline);
+    }
+    if (!any) return;
+    if (deadline > ctx_.now()) {
+      arm(deadline);
+      return;
+    }
+    fail(node, SendError::request_timed_out, id, SendError::closed);
+  }
 }
 
 void NetworkClient::close(int32_t node) { fail(node, SendError::cancelled, std::nullopt, SendError::cancelled); }
@@ -149,7 +180,6 @@ bool NetworkClient::on_message(sim::SocketId socket, sim::Payload& payload) {
   if (it == c.in_flight.end()) return true;  // answered after it timed out
   InFlight w = std::move(*it);
   c.in_flight.erase(it);
-  ctx_.cancel(w.timer);
   pump(*node);
   w.done(SendError::none, &frame->body);
   return true;

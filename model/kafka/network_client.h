@@ -68,14 +68,14 @@ class NetworkClient {
     int32_t correlation_id = 0;
     Request request;
     Completion done;
-    sim::TimerId timer;
+    sim::Time deadline;  // when it times out
     bool expect_response = true;
   };
   // A request on the wire: what its answer completes.
   struct InFlight {
     int32_t correlation_id = 0;
     Completion done;
-    sim::TimerId timer;
+    sim::Time deadline;
   };
   struct Connection {
     NodeAddress address;
@@ -86,7 +86,11 @@ class NetworkClient {
   };
   void pump(int32_t node);
   void fail(int32_t node, SendError first, std::optional<int32_t> first_id, SendError rest);
-  void on_timeout(int32_t node, int32_t correlation_id);
+  // Request timeouts: one timer for the client, due at the earliest deadline
+  // of a request not yet answered (or earlier: a request answered since
+  // leaves it early, and it only looks again).
+  void arm(sim::Time deadline);
+  void check_timeouts();
   std::optional<int32_t> node_of(sim::SocketId socket) const;
 
   sim::ProcessContext& ctx_;
@@ -94,6 +98,8 @@ class NetworkClient {
   std::map<int32_t, Connection> connections_;
   std::map<sim::SocketId, int32_t> sockets_;
   int32_t next_correlation_id_ = 1;
+  sim::TimerId timeout_timer_;
+  sim::Time timeout_due_ = sim::Time::max();  // of timeout_timer_, while armed
 };
 
 }  // namespace kafka

@@ -915,6 +915,35 @@ TEST(KafkaNetworkClient, TheTimeoutRunsFromWhenTheRequestWasQueued) {
   EXPECT_EQ(rig.outcomes[1].at, at_ms(100));
 }
 
+// One timer serves every request's timeout: an answered request leaves no
+// timeout behind, and each unanswered one expires at its own deadline,
+// whatever connection it is on.
+TEST(KafkaNetworkClient, EachRequestTimesOutAtItsOwnDeadline) {
+  Rig rig(options(100));
+  rig.send("a");  // answered at 4 ms
+  rig.run_until(at_ms(60));
+  ASSERT_EQ(rig.outcomes.size(), 1u);
+  EXPECT_EQ(rig.outcomes[0].error, SendError::none);
+  rig.j1.answer = false;
+  rig.j2.answer = false;
+  rig.send("b");  // held by broker 1: expires at 160 ms, not at a's 100 ms
+  rig.run_until(at_ms(90));
+  rig.send("c", 2, kBroker2);  // held by broker 2: expires at 190 ms
+  rig.run_until(at_ms(159));
+  EXPECT_EQ(rig.outcomes.size(), 1u) << "nothing expires at a's old deadline";
+  rig.run_until(at_ms(400));
+  ASSERT_EQ(rig.outcomes.size(), 3u);
+  EXPECT_EQ(rig.outcomes[1].tag, "b");
+  EXPECT_EQ(rig.outcomes[1].error, SendError::request_timed_out);
+  EXPECT_EQ(rig.outcomes[1].at, at_ms(160));
+  EXPECT_EQ(rig.outcomes[2].tag, "c");
+  EXPECT_EQ(rig.outcomes[2].error, SendError::request_timed_out);
+  EXPECT_EQ(rig.outcomes[2].at, at_ms(190));
+  EXPECT_FALSE(rig.client().connected(1));
+  EXPECT_FALSE(rig.client().connected(2));
+}
+
+
 TEST(KafkaNetworkClient, ConnectionRefusedWhenNothingListens) {
   Rig rig;
   rig.world.kill(rig.s1);
