@@ -938,7 +938,8 @@ void Broker::handle_fetch(FetchRequest r, Reply reply) {
   const uint64_t id = next_delayed_id_++;
   DelayedFetch op;
   op.id = id;
-  op.timer = ctx().after(sim::Duration::millis(r.max_wait_ms), [this, id] { try_complete_fetch(id, true); });
+  op.deadline = ctx().now() + sim::Duration::millis(r.max_wait_ms);
+  arm_fetch_timer(op.deadline);
   op.request = std::move(r);
   op.reply = std::move(reply);
   delayed_fetches_.push_back(std::move(op));  // ids ascend: the vector stays sorted
@@ -1018,8 +1019,32 @@ void Broker::try_complete_fetch(uint64_t id, bool timed_out) {
   if (!resp) return;
   DelayedFetch op = std::move(*it);
   delayed_fetches_.erase(it);
-  ctx().cancel(op.timer);
   op.reply(std::move(*resp));
+}
+
+void Broker::arm_fetch_timer(sim::Time deadline) {
+  if (fetch_timer_ && fetch_timer_due_ <= deadline) return;  // it looks by then anyway
+  if (fetch_timer_) ctx().cancel(fetch_timer_);
+  fetch_timer_due_ = deadline;
+  fetch_timer_ = ctx().at(deadline, [this] { expire_fetches(); });
+}
+
+void Broker::expire_fetches() {
+  fetch_timer_ = {};
+  fetch_timer_due_ = sim::Time::max();
+  // Kafka's purgatory answers a fetch whose max wait has passed with what
+  // there is. Those due now are answered in the order they came (their ids),
+  // and the timer is set again for the earliest of the rest, including any
+  // that came meanwhile.
+  const sim::Time now = ctx().now();
+  boost::container::small_vector<uint64_t, 8> due;
+  for (const DelayedFetch& op : delayed_fetches_) {
+    if (op.deadline <= now) due.push_back(op.id);
+  }
+  for (uint64_t id : due) try_complete_fetch(id, true);
+  sim::Time next = sim::Time::max();
+  for (const DelayedFetch& op : delayed_fetches_) next = std::min(next, op.deadline);
+  if (next != sim::Time::max()) arm_fetch_timer(next);
 }
 
 void Broker::handle_offsets_for_leader_epoch(const OffsetsForLeaderEpochRequest& r, Reply reply) {

@@ -166,7 +166,7 @@ class Broker final : public sim::Process {
     uint64_t id = 0;
     FetchRequest request;
     Reply reply;
-    sim::TimerId timer;
+    sim::Time deadline;  // max_wait_ms after it came
   };
   void try_complete_produce(uint64_t id, bool timed_out);
   // The response to `r` now, or nullopt if it should wait (not `final`, no
@@ -177,6 +177,10 @@ class Broker final : public sim::Process {
   // Why `fp` cannot be read from `p` (its partition here, or null), or none.
   ErrorCode fetch_error(const FetchPartition& fp, const Partition* p) const;
   void try_complete_fetch(uint64_t id, bool timed_out);
+  // The waiting fetches' timeouts: one timer, due at the earliest deadline
+  // (or earlier: one answered since leaves it early, and it looks again).
+  void arm_fetch_timer(sim::Time deadline);
+  void expire_fetches();
 
   // --- replica fetchers --------------------------------------------------------------
   struct FetcherState {
@@ -228,6 +232,8 @@ class Broker final : public sim::Process {
   std::map<sim::SocketId, ServerConnection> connections_;
   std::map<uint64_t, DelayedProduce> delayed_produces_;
   std::vector<DelayedFetch> delayed_fetches_;  // ascending id: the order they came
+  sim::TimerId fetch_timer_;
+  sim::Time fetch_timer_due_ = sim::Time::max();  // of fetch_timer_, while armed
   uint64_t next_delayed_id_ = 1;
 
   std::unique_ptr<NetworkClient> fetch_client_;

@@ -158,10 +158,12 @@ std::optional<Response> Cluster::request(BrokerId to, Request request, sim::Dura
 }
 
 void Cluster::send(BrokerId to, Request request, NetworkClient::Completion done,
-                   bool expect_response) {
+                   bool expect_response, int connection) {
   const BrokerConfig& c = configs_.at(to);
   const std::string host = world_.network().address(broker_host(to));
-  client()->client().send(to, NodeAddress{host, c.listeners.front().port}, std::move(request),
+  // The client keeps a connection per node id: another id, another connection.
+  const int32_t node = to + 1000 * connection;
+  client()->client().send(node, NodeAddress{host, c.listeners.front().port}, std::move(request),
                           std::move(done), expect_response);
 }
 

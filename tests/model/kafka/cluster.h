@@ -114,9 +114,12 @@ class Cluster {
   std::optional<Response> request(BrokerId to, Request request,
                                   sim::Duration limit = sim::Duration::seconds(60));
   // Queues `request` for broker `to` without waiting; `done` runs with the
-  // answer (or at once, when `expect_response` is false: acks=0).
+  // answer (or at once, when `expect_response` is false: acks=0). Requests
+  // with another `connection` number go over a connection of their own, as
+  // a second client's would (a broker serves one request per connection at
+  // a time).
   void send(BrokerId to, Request request, NetworkClient::Completion done,
-            bool expect_response = true);
+            bool expect_response = true, int connection = 0);
   // CreateTopics through the controller; waits until every partition has a
   // leader in ZooKeeper. Returns the error of the request.
   ErrorCode create_topic(const std::string& name, int32_t partitions, int16_t rf,

@@ -298,6 +298,49 @@ TEST(KafkaBroker, AnAcksZeroProduceIsNotAnsweredAndTheNextRequestIsServed) {
   EXPECT_EQ(c.committed_values(tp), (std::vector<uint64_t>{42}));
 }
 
+// Waiting fetches share one timer: each is answered at its own max wait,
+// whichever came first and whichever expires first.
+TEST(KafkaBroker, EachWaitingFetchIsAnsweredAtItsOwnMaxWait) {
+  Cluster c({.brokers = 1});
+  c.start();
+  const TopicPartition tp{"t", 0};
+  ASSERT_EQ(c.create_topic(tp.topic, 1, 1), ErrorCode::none);
+  ASSERT_EQ(c.produce(tp, {1, 2}, 1)->error, ErrorCode::none);
+  auto fetch = [&](int32_t max_wait_ms) {
+    FetchRequest f;
+    f.max_wait_ms = max_wait_ms;
+    f.partitions.push_back({tp, Offset{2}, LeaderEpoch{-1}, Offset{-1}});  // nothing new
+    return f;
+  };
+  std::map<std::string, sim::Time> answered;
+  auto note = [&](std::string name) {
+    return [&answered, &c, name](SendError e, const Response* r) {
+      if (e == SendError::none && r != nullptr && std::get<FetchResponse>(*r).partitions.at(0).records.empty()) {
+        answered[name] = c.world().now();
+      }
+    };
+  };
+  // Both connections open first, so that the fetches arrive 1 ms apart.
+  c.send(1, MetadataRequest{}, [](SendError, const Response*) {}, true, 1);
+  c.send(1, MetadataRequest{}, [](SendError, const Response*) {}, true, 2);
+  c.run_for(Duration::seconds(1));
+  const sim::Time start = c.world().now();
+  c.send(1, fetch(900), note("long"), true, 1);
+  c.run_for(Duration::millis(1));
+  c.send(1, fetch(300), note("short"), true, 2);
+  c.run_for(Duration::seconds(3));
+  ASSERT_EQ(answered.size(), 2u);
+  // Sent at start and start + 1 ms; answered after the wait and the trip
+  // there and back on an open connection (well under 20 ms).
+  auto waited = [&](const std::string& name, int64_t sent_ms) {
+    return (answered.at(name) - start - Duration::millis(sent_ms)).us();
+  };
+  EXPECT_GE(waited("short", 1), 300'000);
+  EXPECT_LT(waited("short", 1), 320'000);
+  EXPECT_GE(waited("long", 0), 900'000);
+  EXPECT_LT(waited("long", 0), 920'000);
+}
+
 // A broker cut off from ZooKeeper loses its session; the controller moves
 // its leadership. Back in contact, it registers under a new session.
 TEST(KafkaBroker, BrokerCutOffFromZooKeeperIsReplacedAndRejoins) {
