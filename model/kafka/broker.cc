@@ -667,6 +667,7 @@ void Broker::handle_stop_replica(const StopReplicaRequest& r, Reply reply) {
       if (it != partitions_.end()) {
         const std::string dir = it->second->log().dir();
         partitions_.erase(it);
+        ++partitions_generation_;
         for (const std::string& path : ctx().disk().list(dir + "/")) ctx().disk().remove(path);
       }
     }
@@ -741,6 +742,7 @@ Partition& Broker::get_or_create_partition(const TopicPartition& tp, const LogCo
   if (hw != checkpointed_hw_.end()) p->set_checkpointed_high_watermark(hw->second);
   Partition& ref = *p;
   partitions_[tp] = std::move(p);
+  ++partitions_generation_;
   return ref;
 }
 
@@ -931,7 +933,8 @@ void Broker::handle_fetch(FetchRequest r, Reply reply) {
       if (p->maybe_increment_high_watermark()) on_partition_progress(fp.tp);
     }
   }
-  if (auto resp = read_for_fetch(r, r.max_wait_ms <= 0)) {
+  FetchTargets targets;
+  if (auto resp = read_for_fetch(r, r.max_wait_ms <= 0, targets)) {
     reply(std::move(*resp));
     return;
   }
@@ -941,6 +944,7 @@ void Broker::handle_fetch(FetchRequest r, Reply reply) {
   op.deadline = ctx().now() + sim::Duration::millis(r.max_wait_ms);
   arm_fetch_timer(op.deadline);
   op.request = std::move(r);
+  op.targets = std::move(targets);
   op.reply = std::move(reply);
   delayed_fetches_.push_back(std::move(op));  // ids ascend: the vector stays sorted
 }
@@ -965,13 +969,26 @@ static Offset fetch_upto(const FetchRequest& r, const Partition& p) {
   return r.replica_id >= 0 ? p.log().log_end() : p.high_watermark();
 }
 
-bool Broker::fetch_satisfied(const FetchRequest& r) const {
+const Broker::FetchTargets& Broker::targets(const FetchRequest& r, FetchTargets& t) const {
+  // A waiting fetch is looked at on every append to its partitions: the map
+  // lookups are done once, while no partition comes or goes.
+  if (t.generation != partitions_generation_) {
+    t.partitions.clear();
+    for (const FetchPartition& fp : r.partitions) t.partitions.push_back(partition(fp.tp));
+    t.generation = partitions_generation_;
+  }
+  return t;
+}
+
+bool Broker::fetch_satisfied(const FetchRequest& r, FetchTargets& t) const {
   // The same walk as read_for_fetch, counting bytes instead of copying
   // records: most looks at a waiting fetch find nothing new.
   int64_t bytes = 0;
   int64_t budget = r.max_bytes;
-  for (const FetchPartition& fp : r.partitions) {
-    const Partition* p = partition(fp.tp);
+  const auto& found = targets(r, t).partitions;
+  for (size_t i = 0; i < r.partitions.size(); ++i) {
+    const FetchPartition& fp = r.partitions[i];
+    const Partition* p = found[i];
     if (fetch_error(fp, p) != ErrorCode::none) return true;
     const Offset upto = fetch_upto(r, *p);
     if (fp.fetch_offset < upto && budget > 0) {
@@ -983,15 +1000,18 @@ bool Broker::fetch_satisfied(const FetchRequest& r) const {
   return bytes >= r.min_bytes;
 }
 
-std::optional<FetchResponse> Broker::read_for_fetch(const FetchRequest& r, bool final) {
-  if (!final && !fetch_satisfied(r)) return std::nullopt;
+std::optional<FetchResponse> Broker::read_for_fetch(const FetchRequest& r, bool final,
+                                                    FetchTargets& t) {
+  if (!final && !fetch_satisfied(r, t)) return std::nullopt;
   FetchResponse resp;
   resp.partitions.reserve(r.partitions.size());
   int64_t budget = r.max_bytes;
-  for (const FetchPartition& fp : r.partitions) {
+  const auto& found = targets(r, t).partitions;
+  for (size_t i = 0; i < r.partitions.size(); ++i) {
+    const FetchPartition& fp = r.partitions[i];
     FetchPartitionResponse pr;
     pr.tp = fp.tp;
-    const Partition* p = partition(fp.tp);
+    const Partition* p = found[i];
     pr.error = fetch_error(fp, p);
     if (pr.error == ErrorCode::none || pr.error == ErrorCode::offset_out_of_range) {
       const PartitionLog& log = p->log();
@@ -1015,7 +1035,7 @@ void Broker::try_complete_fetch(uint64_t id, bool timed_out) {
   auto it = std::lower_bound(delayed_fetches_.begin(), delayed_fetches_.end(), id,
                              [](const DelayedFetch& f, uint64_t want) { return f.id < want; });
   if (it == delayed_fetches_.end() || it->id != id) return;
-  auto resp = read_for_fetch(it->request, timed_out);
+  auto resp = read_for_fetch(it->request, timed_out, it->targets);
   if (!resp) return;
   DelayedFetch op = std::move(*it);
   delayed_fetches_.erase(it);

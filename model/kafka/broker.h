@@ -40,6 +40,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "model/kafka/config.h"
 #include "model/kafka/controller.h"
 #include "model/kafka/group_coordinator.h"
@@ -162,18 +164,26 @@ class Broker final : public sim::Process {
     Reply reply;
     sim::TimerId timer;
   };
+  // The partitions a fetch names, in its order (null: not here), looked up
+  // once and again only after the partition map changed.
+  struct FetchTargets {
+    boost::container::small_vector<const Partition*, 4> partitions;
+    uint64_t generation = UINT64_MAX;  // partitions_generation_ when looked up
+  };
   struct DelayedFetch {
     uint64_t id = 0;
     FetchRequest request;
+    FetchTargets targets;
     Reply reply;
     sim::Time deadline;  // max_wait_ms after it came
   };
   void try_complete_produce(uint64_t id, bool timed_out);
   // The response to `r` now, or nullopt if it should wait (not `final`, no
   // error and fewer than min_bytes to return).
-  std::optional<FetchResponse> read_for_fetch(const FetchRequest& r, bool final);
+  std::optional<FetchResponse> read_for_fetch(const FetchRequest& r, bool final, FetchTargets& t);
   // Whether read_for_fetch would answer `r` now (without building the answer).
-  bool fetch_satisfied(const FetchRequest& r) const;
+  bool fetch_satisfied(const FetchRequest& r, FetchTargets& t) const;
+  const FetchTargets& targets(const FetchRequest& r, FetchTargets& t) const;
   // Why `fp` cannot be read from `p` (its partition here, or null), or none.
   ErrorCode fetch_error(const FetchPartition& fp, const Partition* p) const;
   void try_complete_fetch(uint64_t id, bool timed_out);
@@ -225,6 +235,7 @@ class Broker final : public sim::Process {
 
   MetadataCache metadata_;
   std::map<TopicPartition, std::unique_ptr<Partition>> partitions_;
+  uint64_t partitions_generation_ = 0;  // raised when a partition is created or deleted
   std::map<std::string, std::map<std::string, std::string>> topic_configs_;
   std::map<TopicPartition, std::unique_ptr<PartitionLog>> loaded_logs_;  // found on disk at start
   std::map<std::string, Offset> checkpointed_hw_;  // "topic-p" -> hw, from the checkpoint files

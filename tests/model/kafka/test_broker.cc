@@ -341,6 +341,38 @@ TEST(KafkaBroker, EachWaitingFetchIsAnsweredAtItsOwnMaxWait) {
   EXPECT_LT(waited("long", 0), 920'000);
 }
 
+// A partition deleted while a fetch waits on it (a StopReplica with delete,
+// as for a deleted topic): the fetch is answered with an error, not read
+// from the log that is gone.
+TEST(KafkaBroker, AFetchWaitingOnADeletedPartitionIsAnsweredWithAnError) {
+  Cluster c({.brokers = 1});
+  c.start();
+  const TopicPartition tp{"t", 0};
+  ASSERT_EQ(c.create_topic(tp.topic, 1, 1), ErrorCode::none);
+  ASSERT_EQ(c.produce(tp, {1, 2}, 1)->error, ErrorCode::none);
+  const auto epoch = c.controller_epoch();
+  ASSERT_TRUE(epoch.has_value());
+  FetchRequest f;
+  f.max_wait_ms = 1000;
+  f.partitions.push_back({tp, Offset{2}, LeaderEpoch{-1}, Offset{-1}});
+  std::optional<FetchPartitionResponse> answer;
+  c.send(1, f, [&answer](SendError e, const Response* r) {
+    if (e == SendError::none && r != nullptr) answer = std::get<FetchResponse>(*r).partitions.at(0);
+  }, true, 1);
+  c.run_for(Duration::millis(100));
+  EXPECT_FALSE(answer.has_value()) << "nothing to read yet: the fetch waits";
+  std::optional<ErrorCode> stopped;
+  c.send(1, StopReplicaRequest{1, *epoch, true, {tp}}, [&stopped](SendError e, const Response* r) {
+    if (e == SendError::none && r != nullptr) stopped = std::get<StopReplicaResponse>(*r).error;
+  }, true, 2);
+  c.run_for(Duration::seconds(2));
+  ASSERT_EQ(stopped, ErrorCode::none);
+  EXPECT_EQ(c.broker(1)->partition(tp), nullptr);
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->error, ErrorCode::not_leader_for_partition);
+  EXPECT_TRUE(answer->records.empty());
+}
+
 // A broker cut off from ZooKeeper loses its session; the controller moves
 // its leadership. Back in contact, it registers under a new session.
 TEST(KafkaBroker, BrokerCutOffFromZooKeeperIsReplacedAndRejoins) {
