@@ -298,20 +298,29 @@ TEST(KafkaBroker, AnAcksZeroProduceIsNotAnsweredAndTheNextRequestIsServed) {
   EXPECT_EQ(c.committed_values(tp), (std::vector<uint64_t>{42}));
 }
 
+// For the purgatory tests: a started one-broker cluster whose topic `tp`
+// (one partition, one replica) holds two records.
+bool start_with_two_records(Cluster& c, const TopicPartition& tp) {
+  c.start();
+  if (c.create_topic(tp.topic, 1, 1) != ErrorCode::none) return false;
+  const auto produced = c.produce(tp, {1, 2}, 1);
+  return produced && produced->error == ErrorCode::none;
+}
+
+// A consumer fetch of `tp` at offset 2, where there is nothing new: it waits.
+FetchRequest fetch_past_the_end(const TopicPartition& tp, int32_t max_wait_ms) {
+  FetchRequest f;
+  f.max_wait_ms = max_wait_ms;
+  f.partitions.push_back({tp, Offset{2}, LeaderEpoch{-1}, Offset{-1}});
+  return f;
+}
+
 // Waiting fetches share one timer: each is answered at its own max wait,
 // whichever came first and whichever expires first.
 TEST(KafkaBroker, EachWaitingFetchIsAnsweredAtItsOwnMaxWait) {
   Cluster c({.brokers = 1});
-  c.start();
   const TopicPartition tp{"t", 0};
-  ASSERT_EQ(c.create_topic(tp.topic, 1, 1), ErrorCode::none);
-  ASSERT_EQ(c.produce(tp, {1, 2}, 1)->error, ErrorCode::none);
-  auto fetch = [&](int32_t max_wait_ms) {
-    FetchRequest f;
-    f.max_wait_ms = max_wait_ms;
-    f.partitions.push_back({tp, Offset{2}, LeaderEpoch{-1}, Offset{-1}});  // nothing new
-    return f;
-  };
+  ASSERT_TRUE(start_with_two_records(c, tp));
   std::map<std::string, sim::Time> answered;
   auto note = [&](std::string name) {
     return [&answered, &c, name](SendError e, const Response* r) {
@@ -325,9 +334,9 @@ TEST(KafkaBroker, EachWaitingFetchIsAnsweredAtItsOwnMaxWait) {
   c.send(1, MetadataRequest{}, [](SendError, const Response*) {}, true, 2);
   c.run_for(Duration::seconds(1));
   const sim::Time start = c.world().now();
-  c.send(1, fetch(900), note("long"), true, 1);
+  c.send(1, fetch_past_the_end(tp, 900), note("long"), true, 1);
   c.run_for(Duration::millis(1));
-  c.send(1, fetch(300), note("short"), true, 2);
+  c.send(1, fetch_past_the_end(tp, 300), note("short"), true, 2);
   c.run_for(Duration::seconds(3));
   ASSERT_EQ(answered.size(), 2u);
   // Sent at start and start + 1 ms; answered after the wait and the trip
@@ -346,17 +355,12 @@ TEST(KafkaBroker, EachWaitingFetchIsAnsweredAtItsOwnMaxWait) {
 // from the log that is gone.
 TEST(KafkaBroker, AFetchWaitingOnADeletedPartitionIsAnsweredWithAnError) {
   Cluster c({.brokers = 1});
-  c.start();
   const TopicPartition tp{"t", 0};
-  ASSERT_EQ(c.create_topic(tp.topic, 1, 1), ErrorCode::none);
-  ASSERT_EQ(c.produce(tp, {1, 2}, 1)->error, ErrorCode::none);
+  ASSERT_TRUE(start_with_two_records(c, tp));
   const auto epoch = c.controller_epoch();
   ASSERT_TRUE(epoch.has_value());
-  FetchRequest f;
-  f.max_wait_ms = 1000;
-  f.partitions.push_back({tp, Offset{2}, LeaderEpoch{-1}, Offset{-1}});
   std::optional<FetchPartitionResponse> answer;
-  c.send(1, f, [&answer](SendError e, const Response* r) {
+  c.send(1, fetch_past_the_end(tp, 1000), [&answer](SendError e, const Response* r) {
     if (e == SendError::none && r != nullptr) answer = std::get<FetchResponse>(*r).partitions.at(0);
   }, true, 1);
   c.run_for(Duration::millis(100));
