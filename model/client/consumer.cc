@@ -150,7 +150,7 @@ void Consumer::fetch_from(BrokerId leader) {
   // whose position has moved since (a seek, a new assignment) is stale and
   // dropped, as the Java client's Fetcher drops it.
   req.partitions.reserve(assigned_.size());
-  // Built in assigned_ order, so sorted by partition.
+  // Built in assigned_ order, so sorted as assigned_ is.
   std::vector<std::pair<TopicPartition, int64_t>> fetched_from;
   fetched_from.reserve(assigned_.size());
   for (const TopicPartition& tp : assigned_) {

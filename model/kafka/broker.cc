@@ -1043,15 +1043,10 @@ void Broker::try_complete_fetch(uint64_t id, bool timed_out) {
 }
 
 void Broker::arm_fetch_timer(sim::Time deadline) {
-  if (fetch_timer_ && fetch_timer_due_ <= deadline) return;  // it looks by then anyway
-  if (fetch_timer_) ctx().cancel(fetch_timer_);
-  fetch_timer_due_ = deadline;
-  fetch_timer_ = ctx().at(deadline, [this] { expire_fetches(); });
+  fetch_timer_.arm(ctx(), deadline, [this] { expire_fetches(); });
 }
 
 void Broker::expire_fetches() {
-  fetch_timer_ = {};
-  fetch_timer_due_ = sim::Time::max();
   // Kafka's purgatory answers a fetch whose max wait has passed with what
   // there is. Those due now are answered in the order they came (their ids),
   // and the timer is set again for the earliest of the rest, including any

@@ -48,6 +48,7 @@
 #include "model/kafka/network_client.h"
 #include "model/kafka/partition.h"
 #include "model/kafka/wire.h"
+#include "sim/deadline_timer.h"
 #include "sim/fifo.h"
 #include "model/zk/client.h"
 
@@ -187,8 +188,8 @@ class Broker final : public sim::Process {
   // Why `fp` cannot be read from `p` (its partition here, or null), or none.
   ErrorCode fetch_error(const FetchPartition& fp, const Partition* p) const;
   void try_complete_fetch(uint64_t id, bool timed_out);
-  // The waiting fetches' timeouts: one timer, due at the earliest deadline
-  // (or earlier: one answered since leaves it early, and it looks again).
+  // The waiting fetches' max waits: one timer, due at the earliest deadline
+  // (sim::DeadlineTimer).
   void arm_fetch_timer(sim::Time deadline);
   void expire_fetches();
 
@@ -243,8 +244,7 @@ class Broker final : public sim::Process {
   std::map<sim::SocketId, ServerConnection> connections_;
   std::map<uint64_t, DelayedProduce> delayed_produces_;
   std::vector<DelayedFetch> delayed_fetches_;  // ascending id: the order they came
-  sim::TimerId fetch_timer_;
-  sim::Time fetch_timer_due_ = sim::Time::max();  // of fetch_timer_, while armed
+  sim::DeadlineTimer fetch_timer_;  // the waiting fetches' max waits
   uint64_t next_delayed_id_ = 1;
 
   std::unique_ptr<NetworkClient> fetch_client_;

@@ -89,15 +89,10 @@ void NetworkClient::fail(int32_t node, SendError first, std::optional<int32_t> f
 }
 
 void NetworkClient::arm(sim::Time deadline) {
-  if (timeout_timer_ && timeout_due_ <= deadline) return;  // it looks by then anyway
-  if (timeout_timer_) ctx_.cancel(timeout_timer_);
-  timeout_due_ = deadline;
-  timeout_timer_ = ctx_.at(deadline, [this] { check_timeouts(); });
+  timeouts_.arm(ctx_, deadline, [this] { check_timeouts(); });
 }
 
 void NetworkClient::check_timeouts() {
-  timeout_timer_ = {};
-  timeout_due_ = sim::Time::max();
   // Every request has the same timeout from the moment it was queued, and
   // correlation ids are handed out in that order: the oldest unanswered
   // request (the lowest id, at the front of its connection's in-flight list

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "model/kafka/wire.h"
+#include "sim/deadline_timer.h"
 #include "sim/fifo.h"
 #include "sim/world.h"
 
@@ -87,8 +88,7 @@ class NetworkClient {
   void pump(int32_t node);
   void fail(int32_t node, SendError first, std::optional<int32_t> first_id, SendError rest);
   // Request timeouts: one timer for the client, due at the earliest deadline
-  // of a request not yet answered (or earlier: a request answered since
-  // leaves it early, and it only looks again).
+  // of a request not yet answered (sim::DeadlineTimer).
   void arm(sim::Time deadline);
   void check_timeouts();
   std::optional<int32_t> node_of(sim::SocketId socket) const;
@@ -98,8 +98,7 @@ class NetworkClient {
   std::map<int32_t, Connection> connections_;
   std::map<sim::SocketId, int32_t> sockets_;
   int32_t next_correlation_id_ = 1;
-  sim::TimerId timeout_timer_;
-  sim::Time timeout_due_ = sim::Time::max();  // of timeout_timer_, while armed
+  sim::DeadlineTimer timeouts_;
 };
 
 }  // namespace kafka

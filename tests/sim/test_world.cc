@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "sim/deadline_timer.h"
 #include "sim/world.h"
 
 namespace sim {
@@ -195,6 +196,34 @@ TEST(World, CancelledTimersDoNotFire) {
   world.boot();
   world.run_until(at_ms(5'000));
   EXPECT_EQ(fired, 1);
+}
+
+// --- deadline timer -------------------------------------------------------------
+
+// A DeadlineTimer is due at the earliest deadline armed since it last fired;
+// a later one does not move it, an earlier one brings it forward, and once it
+// has fired the next arming sets it afresh.
+TEST(DeadlineTimer, IsDueAtTheEarliestDeadlineArmedSinceItFired) {
+  World world(1);
+  const HostId h = world.add_host("node1", "10.0.0.1");
+  std::vector<std::string> fired;
+  DeadlineTimer timer;
+  ProcessContext* ctx = nullptr;
+  world.add_process(h, "proc", scripted([&](Scripted& s) {
+                      ctx = &s.context();
+                      timer.arm(*ctx, at_ms(300), [&] { fired.push_back(fmt::format("a@{}", format_time(ctx->now()))); });
+                      timer.arm(*ctx, at_ms(500), [&] { fired.push_back("b"); });  // later: no change
+                      timer.arm(*ctx, at_ms(200), [&] { fired.push_back(fmt::format("c@{}", format_time(ctx->now()))); });
+                    }));
+  world.boot();
+  EXPECT_EQ(timer.due(), at_ms(200));
+  world.run_until(at_ms(1'000));
+  EXPECT_EQ(fired, (std::vector<std::string>{fmt::format("c@{}", format_time(at_ms(200)))}));
+  EXPECT_EQ(timer.due(), Time::max()) << "not armed once it fired";
+  timer.arm(*ctx, at_ms(1'500), [&] { fired.push_back(fmt::format("d@{}", format_time(ctx->now()))); });
+  world.run_until(at_ms(2'000));
+  ASSERT_EQ(fired.size(), 2u);
+  EXPECT_EQ(fired[1], fmt::format("d@{}", format_time(at_ms(1'500))));
 }
 
 // --- terminate ----------------------------------------------------------------
