@@ -177,7 +177,8 @@ bool not_this_sides_key(const InputError& e, const std::string& key) {
 
 }  // namespace
 
-Scenario with_overrides(const Scenario& s, const std::map<std::string, std::string>& overrides) {
+Scenario with_overrides(const Scenario& s, const std::map<std::string, std::string>& overrides,
+                        const std::string& source) {
   nlohmann::json doc = s.source;
   for (const auto& [raw_key, value] : overrides) {
     std::string key = raw_key;
@@ -217,7 +218,7 @@ Scenario with_overrides(const Scenario& s, const std::map<std::string, std::stri
         if (place.front() == "kafka") break;
       } catch (const InputError& e) {
         if (!not_this_sides_key(e, key)) {
-          throw InputError("--grid", raw_key, fmt::format("{}={}: {}", raw_key, value, e.what()));
+          throw InputError(source, raw_key, fmt::format("{}={}: {}", raw_key, value, e.what()));
         }
         // The hint worth showing: a did-you-mean from whichever side has one.
         const std::string what = e.what();
@@ -228,7 +229,7 @@ Scenario with_overrides(const Scenario& s, const std::map<std::string, std::stri
       }
     }
     if (!taken) {
-      throw InputError("--grid", raw_key,
+      throw InputError(source, raw_key,
                        fmt::format("'{}' is not a Kafka broker, producer, consumer or zoo.cfg key ({})", raw_key,
                                    first_error));
     }
@@ -405,7 +406,15 @@ struct Run::Impl {
         world.loop().after(sim::Duration::micros(w.lab.consumer_head_start_us), [this, p] { world.start(p); });
       }
     } else {
-      for (const std::string& c : w.steady.consumers) world.start(clients.at(c));
+      const int64_t consumers_at = w.steady.consumers_start_us.value_or(0);
+      for (const std::string& c : w.steady.consumers) {
+        const sim::ProcessId p = clients.at(c);
+        if (consumers_at <= world.now().us()) {
+          world.start(p);
+        } else {
+          world.loop().after(sim::Duration::micros(consumers_at - world.now().us()), [this, p] { world.start(p); });
+        }
+      }
       for (const std::string& p : w.steady.producers) world.start(clients.at(p));
     }
   }
@@ -516,6 +525,12 @@ struct Run::Impl {
           }
           world.network().partition(groups);
           text += " " + desc;
+        } else if (!f.cuts.empty()) {
+          for (const auto& [a, b] : f.cuts) {
+            world.network().block(hosts.at(a), hosts.at(b));
+            world.network().block(hosts.at(b), hosts.at(a));
+            text += fmt::format(" {}<-/->{}", a, b);
+          }
         } else {
           world.network().block(hosts.at(f.from), hosts.at(f.to));
           text += fmt::format(" {} -/-> {}", f.from, f.to);

@@ -95,7 +95,9 @@ struct RunOptions {
 // "consumer." prefixes to one side only, "zookeeper." + a zoo.cfg key to
 // every ZooKeeper server. The file is re-read with the real parsers, so an
 // unknown key or a bad value is an InputError naming "--grid" and the key.
-Scenario with_overrides(const Scenario& s, const std::map<std::string, std::string>& overrides);
+// `source` names the overrides in messages ("--grid", "--set").
+Scenario with_overrides(const Scenario& s, const std::map<std::string, std::string>& overrides,
+                        const std::string& source = "--grid");
 
 // A run in progress, for commands that stop at a virtual time and look
 // (`describe`, `zk`) as well as for run_scenario.

@@ -601,6 +601,16 @@ class Loader {
         }
       }
       o.poll_timeout = sim::Duration::millis(r.integer("poll_timeout_ms", 500, 1, 3'600'000));
+      // (-1, outside the range: absent.)
+      if (const double start = r.number("consumers_start_s", -1, 0, kMaxSeconds); start >= 0) {
+        if (w.consumers.empty()) r.required("consumers_start_s").fail("there are no consumers to start");
+        w.consumers_start_us = seconds_to_us(start);
+        if (*w.consumers_start_us >= s_.duration_us) {
+          r.required("consumers_start_s")
+              .fail(fmt::format("{} s is not before the end of the run (duration_s {})", *w.consumers_start_us / 1e6,
+                                s_.duration_us / 1e6));
+        }
+      }
       o.producer = producer_config(client::steady_producer_defaults());
       o.consumer = consumer_config(client::steady_consumer_defaults(), o.groups.empty() ? "" : o.groups.front());
       try {
@@ -737,8 +747,10 @@ class Loader {
         if (!valid_address(f.address)) {
           r.required("address").fail(fmt::format("expected an IPv4 address, got \"{}\"", f.address));
         }
+        // A host may move back to its own address; whether another host
+        // holds an address at that moment is check_address_moves's question.
         for (const HostSpec& h : s_.hosts) {
-          if (h.address == f.address) {
+          if (h.address == f.address && h.name != f.target) {
             r.required("address").fail(fmt::format("{} is host \"{}\"'s address", f.address, h.name));
           }
         }
@@ -792,14 +804,31 @@ class Loader {
   void read_partition(ObjectReader& r, Fault& f) {
     const bool groups = r.has("groups");
     const bool one_way = r.has("from") || r.has("to");
-    if (groups == one_way) {
-      r.value().fail("a partition has either \"groups\" (sides that cannot reach each other) or \"from\" and "
-                     "\"to\" (one way), not both and not neither");
+    const bool cuts = r.has("cuts");
+    if (int(groups) + int(one_way) + int(cuts) != 1) {
+      r.value().fail("a partition has one of \"groups\" (sides that cannot reach each other), \"from\" and "
+                     "\"to\" (one way) or \"cuts\" (pairs of hosts cut both ways)");
     }
     if (one_way) {
       f.from = require_host(r, "from");
       f.to = require_host(r, "to");
       if (f.from == f.to) r.required("to").fail("a host cannot be cut from itself");
+      return;
+    }
+    if (cuts) {
+      for (const Value& pair : r.required("cuts").as_array(1)) {
+        const std::vector<Value> ends = pair.as_array(2);
+        if (ends.size() != 2) pair.fail(fmt::format("expected a pair of hosts, got {} of them", ends.size()));
+        std::string names[2];
+        for (int i = 0; i < 2; ++i) {
+          names[i] = ends[i].as_string();
+          if (s_.host(names[i]) == nullptr) {
+            ends[i].fail(fmt::format("no host named \"{}\"; hosts: {}", names[i], host_list()));
+          }
+        }
+        if (names[0] == names[1]) ends[1].fail("a host cannot be cut from itself");
+        f.cuts.emplace_back(names[0], names[1]);
+      }
       return;
     }
     std::set<std::string> seen;

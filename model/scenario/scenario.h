@@ -91,6 +91,9 @@ struct Fault {
   std::vector<std::vector<std::string>> groups;  // partition: host names per side
   std::string from;                              // partition one way: from cannot reach to
   std::string to;
+  // partition by pairs: each pair of hosts cannot reach each other (both
+  // ways), every other pair still can (Jepsen's bridge and majority ring).
+  std::vector<std::pair<std::string, std::string>> cuts;
   std::string address;  // replace_address
   // replace_address: the ensemble's zoo.cfg files are rewritten with the new
   // address (as Exhibitor does); each ZooKeeper server reads it when it next
@@ -133,6 +136,9 @@ struct SteadyWorkload {
   std::vector<std::string> producers;  // client names, producer i is index i
   std::vector<std::string> consumers;
   client::SteadyOptions options;  // its producer/consumer configs include the file's clients.*
+  // The consumers start at this virtual time (or with the producers, when
+  // the topics are ready later); nullopt: with the producers.
+  std::optional<int64_t> consumers_start_us;
 };
 
 struct WorkloadSpec {

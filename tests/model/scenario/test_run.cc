@@ -92,6 +92,23 @@ TEST(ScenarioRun, FaultsSnapshotsAndPhasesOfASmallScenario) {
   EXPECT_EQ(v["checks"]["lost"]["lost"], 0);
 }
 
+TEST(ScenarioRun, CutsSeverOnlyTheirPairs) {
+  // Broker 1 cut from the ZooKeeper host loses its session (18 s) and its
+  // znode; brokers 2 and 3 cut from each other still reach ZooKeeper, so
+  // they stay registered. The heal brings broker 1 back.
+  const Scenario s = small(R"({"faults": [
+    {"at": 10, "action": "partition", "cuts": [["zk", "node1"], ["node2", "node3"]]},
+    {"at": 40, "action": "heal"}],
+    "expect": [], "phases": [], "snapshots": [{"name": "cut", "at_s": 35}]})");
+  const RunResult r = run_scenario(s, 1);
+  ASSERT_EQ(r.exit_code(), kExitHeld) << failures(r);
+  EXPECT_EQ(r.verdict["snapshots"]["cut"]["brokers"], nlohmann::json({2, 3}));
+  EXPECT_EQ(r.verdict["final"]["brokers"], nlohmann::json({1, 2, 3}));
+  bool seen = false;
+  for (const TimelineEntry& t : r.timeline) seen = seen || t.text == "partition zk<-/->node1 node2<-/->node3";
+  EXPECT_TRUE(seen);
+}
+
 TEST(ScenarioRun, ARunIsAFunctionOfScenarioAndSeed) {
   const Scenario s = small();
   const RunResult a = run_scenario(s, 5);

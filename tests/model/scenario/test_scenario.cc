@@ -322,8 +322,24 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
       {"a field of another action", [](nlohmann::json& j) { j["faults"][6]["target"] = "node1"; },
        "s.json: at $.faults[6].target: unknown field \"target\"; known fields here: action, at"},
       {"a partition with both shapes", [](nlohmann::json& j) { j["faults"][2]["from"] = "node1"; },
-       "s.json: at $.faults[2]: a partition has either \"groups\" (sides that cannot reach each other) or \"from\" "
-       "and \"to\" (one way), not both and not neither"},
+       "s.json: at $.faults[2]: a partition has one of \"groups\" (sides that cannot reach each other), \"from\" "
+       "and \"to\" (one way) or \"cuts\" (pairs of hosts cut both ways)"},
+      {"a cut that is not a pair", [](nlohmann::json& j) {
+         j["faults"][2].erase("groups");
+         j["faults"][2]["cuts"] = {{"node1", "node2", "node3"}};
+       },
+       "s.json: at $.faults[2].cuts[0]: expected a pair of hosts, got 3 of them"},
+      {"a cut of a host from itself", [](nlohmann::json& j) {
+         j["faults"][2].erase("groups");
+         j["faults"][2]["cuts"] = nlohmann::json::array({nlohmann::json::array({"node1", "node3"}),
+                                                         nlohmann::json::array({"node2", "node2"})});
+       },
+       "s.json: at $.faults[2].cuts[1][1]: a host cannot be cut from itself"},
+      {"a cut naming no host", [](nlohmann::json& j) {
+         j["faults"][2].erase("groups");
+         j["faults"][2]["cuts"] = nlohmann::json::array({nlohmann::json::array({"node1", "node9"})});
+       },
+       "s.json: at $.faults[2].cuts[0][1]: no host named \"node9\"; hosts: node1, node2, node3, client"},
       {"a host in two groups", [](nlohmann::json& j) { j["faults"][2]["groups"][1][0] = "node1"; },
        "s.json: at $.faults[2].groups[1][0]: host \"node1\" is in two groups"},
       {"one group", [](nlohmann::json& j) { j["faults"][2]["groups"] = {{"node1"}}; },
