@@ -479,8 +479,17 @@ void Server::leader_sync_learner(sim::SocketId socket, LearnerHandle& l) {
                                {"peer_zxid", to_string(peer)},
                                {"txns", static_cast<uint64_t>(sync.txns.size())}});
   send_quorum(socket, std::move(sync));
-  send_quorum(socket, NewLeader{new_epoch_, last_logged()});
+  // While the epoch is being established everything logged becomes its
+  // history (leader_establish commits it all). A learner that joins later
+  // (LearnerHandler.syncFollower + Leader.startForwarding) gets the
+  // outstanding proposals as proposals: it logs them but commits only what
+  // the leader has committed, and acks them — otherwise a proposal that was
+  // outstanding when the only other follower left could never reach a
+  // quorum, and the ensemble would commit nothing again (found by
+  // `kafkasim fuzz`).
+  send_quorum(socket, NewLeader{new_epoch_, established_ ? tree_.last_zxid() : last_logged()});
   l.synced = true;
+  l.synced_to = last_logged();
 }
 
 void Server::leader_establish() {
@@ -721,6 +730,11 @@ void Server::on_leader_message(sim::SocketId from, const QuorumMessage& m) {
               newleader_acks_.insert(l.sid);
               if (established_) {
                 send_quorum(from, UpToDate{});
+                std::vector<Zxid> carried;
+                for (const Txn& t : outstanding_) {
+                  if (t.zxid <= l.synced_to) carried.push_back(t.zxid);
+                }
+                for (const Zxid z : carried) leader_on_ack(l.sid, z);
               } else if (newleader_acks_.size() + 1 >= config_.quorum_size()) {
                 leader_establish();
               }

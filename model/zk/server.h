@@ -115,6 +115,10 @@ class Server final : public sim::Process {
     bool epoch_acked = false;
     bool synced = false;   // sent the sync; receives proposals from then on
     bool newleader_acked = false;
+    // The last zxid the sync carried: a learner that joins an established
+    // leader logs the proposals still outstanding with it, and its ack of
+    // NEWLEADER acks those too.
+    Zxid synced_to;
     sim::Time last_heard;
   };
   void lead();

@@ -5,6 +5,8 @@
 
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "zk/ensemble.h"
 
 #include <fstream>
@@ -169,6 +171,39 @@ TEST(ZkEnsemble, TwoOfThreeDownMeansNoServiceUntilOneReturns) {
                           Duration::seconds(10)));
   EXPECT_EQ(create(e, fresh, "/c"), Error::ok);
   EXPECT_NE(e.server(2)->tree().find("/a"), nullptr) << "a committed write survives";
+}
+
+TEST(ZkEnsemble, ALearnerThatJoinsAcksTheProposalsItsSyncCarried) {
+  // Found by `kafkasim fuzz` (docs/fuzzing.md): a proposal outstanding when
+  // the leader's only other follower is cut off reaches a quorum once a
+  // returning server has synced — the returning server acks what its DIFF
+  // carried (Leader.startForwarding) — instead of blocking every later commit.
+  Ensemble e;
+  e.start();
+  ASSERT_TRUE(e.run_until([&] { return e.leader().has_value() && e.serving_count() == 3; }, Duration::seconds(10)));
+  const int l = *e.leader();
+  const int a = l % 3 + 1;
+  const int b = a % 3 + 1;
+  ClientProcess* c = e.add_client("app", 30000, fmt::format("10.0.0.{}:2181", l));
+  ASSERT_TRUE(e.run_until([&] { return c->client().state() == SessionState::connected; }, Duration::seconds(5)));
+  e.world().kill(e.process(b));
+  e.world().network().block(e.host(a), e.host(l));
+  e.world().network().block(e.host(l), e.host(a));
+  bool answered = false;
+  Error result = Error::operation_timeout;
+  c->client().create("/x", "", CreateMode::persistent, [&](Error err, const std::string&) {
+    result = err;
+    answered = true;
+  });
+  e.run_for(Duration::seconds(1));
+  ASSERT_FALSE(answered) << "no follower has acked the proposal yet";
+  e.world().start(e.process(b));
+  ASSERT_TRUE(e.run_until([&] { return answered; }, Duration::seconds(8)));
+  EXPECT_EQ(result, Error::ok);
+  ASSERT_TRUE(e.run_until([&] { return e.server(b) != nullptr && e.server(b)->tree().find("/x") != nullptr; },
+                          Duration::seconds(2)));
+  // And the ensemble goes on committing.
+  EXPECT_EQ(create(e, c, "/y"), Error::ok);
 }
 
 TEST(ZkEnsemble, TwoServerEnsembleStopsWhenEitherIsDown) {
