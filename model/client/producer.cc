@@ -367,6 +367,22 @@ void Producer::send_batch(const std::shared_ptr<Batch>& batch, BrokerId leader) 
             // (librdkafka issue #4953, PR #4972); the model takes the Java
             // rule. A gap that will never fill (a batch failed for good)
             // bumps the epoch where that batch fails.
+            //
+            // Unless nothing of the partition is ahead of this batch: every
+            // earlier sequence was acknowledged, so the broker has lost
+            // records it acknowledged (an unclean election, a leader that came
+            // back from a power loss) and no retry will ever fit. Both clients
+            // then bump the epoch and renumber from 0 — librdkafka's
+            // "sequence desynchronization" (rd_kafka_handle_idempotent_Produce_error,
+            // without enable.gapless.guarantee) and the Java client since
+            // KIP-360. Retrying forever would stall the producer until
+            // message.timeout.ms (found by `kafkasim fuzz`, docs/fidelity.md).
+            if (config_.enable_idempotence) {
+              const auto& queue = batches_[batch->tp];
+              if (!queue.empty() && queue.front() == batch) {
+                drain_epoch_bump(fmt::format("{}: the broker lost acknowledged sequences", kafka::to_string(batch->tp)));
+              }
+            }
             on_batch_error(batch, kafka::to_string(pr.error), config_.enable_idempotence, false);
             break;
           default:
