@@ -197,6 +197,7 @@ class World final : public NetworkHost {
   const std::string& process_name(ProcessId p) const { return processes_.at(p.value)->name(); }
   HostId host_of(ProcessId p) const { return processes_.at(p.value)->host(); }
   Disk& disk(HostId h) { return *hosts_.at(h.value).disk; }
+  const Disk& disk(HostId h) const { return *hosts_.at(h.value).disk; }
 
   // --- faults and control ---------------------------------------------------
   void start(ProcessId p);

@@ -103,6 +103,8 @@ class Invariants {
     bool touched = true;
   };
 
+  // Whether broker `id`'s host has lost power (and unsynced writes) in this run.
+  bool lost_power(BrokerId id) const;
   // The dense index of `tp` (interning it on first sight).
   uint32_t index_of(const TopicPartition& tp);
   // The index of the i-th entry `tp` of a partition map, from `order` when
