@@ -571,6 +571,64 @@ TEST_F(Cli, ExploreBadGridKeyOrValueIsExitTwo) {
   EXPECT_NE(value.err.find("acks=al"), std::string::npos) << value.err;
 }
 
+// ---- fuzz ----
+
+TEST_F(Cli, FuzzFindsShrinksAndWritesAReplayableScenario) {
+  Output r = kafkasim({"fuzz", "--property", "durability", "--set", "producer.acks=1", "--set",
+                       "producer.enable.idempotence=false", "--brokers", "3..3", "--zookeepers", "1..1", "--seed",
+                       "1", "--runs", "200", "--out", "found"});
+  ASSERT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("durability: FAILED after"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lost = "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("reproduce: kafkasim fuzz --property durability"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("shrinking"), std::string::npos) << r.err;
+  ASSERT_TRUE(fs::exists(dir_ / "found" / "durability-seed1.json")) << r.out;
+  const std::string file = slurp(dir_ / "found" / "durability-seed1.json");
+  EXPECT_NE(file.find("lost == 0 && duplicates == 0 && divergent == 0"), std::string::npos);
+  // The file is an ordinary scenario: run replays the failure.
+  Output replay = kafkasim({"run", "found/durability-seed1.json"});
+  EXPECT_EQ(replay.code, 1) << replay.out << replay.err;
+  EXPECT_NE(replay.out.find("FAIL   lost == 0"), std::string::npos) << replay.out;
+  // The reproduce string finds the same case again, without a search.
+  const size_t at = r.out.find("--reproduce '");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const size_t end = r.out.find('\'', at + 13);
+  const std::string reproduce = r.out.substr(at + 13, end - at - 13);
+  Output again = kafkasim({"fuzz", "--property", "durability", "--set", "producer.acks=1", "--set",
+                           "producer.enable.idempotence=false", "--brokers", "3..3", "--zookeepers", "1..1",
+                           "--seed", "1", "--runs", "200", "--out", "again", "--reproduce", reproduce});
+  EXPECT_EQ(again.code, 1) << again.err;
+  EXPECT_EQ(slurp(dir_ / "again" / "durability-seed1.json"), file);
+}
+
+TEST_F(Cli, FuzzThatHoldsExitsZero) {
+  Output r = kafkasim({"fuzz", "--property", "safety", "--runs", "3", "--seed", "4"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "safety: held for 3 cases\n");
+  EXPECT_FALSE(fs::exists(dir_ / "fuzz-out"));
+}
+
+TEST_F(Cli, FuzzBadOptionsAndABadSetAreExitTwo) {
+  Output property = kafkasim({"fuzz", "--property", "liveliness"});
+  EXPECT_EQ(property.code, 2);
+  EXPECT_NE(property.err.find("--property: expected one of safety, determinism, durability, liveness, got 'liveliness'"),
+            std::string::npos)
+      << property.err;
+  Output kind = kafkasim({"fuzz", "--faults", "kill,poweroff"});
+  EXPECT_EQ(kind.code, 2);
+  EXPECT_NE(kind.err.find("unknown fault kind 'poweroff'"), std::string::npos) << kind.err;
+  Output range = kafkasim({"fuzz", "--brokers", "4..2"});
+  EXPECT_EQ(range.code, 2);
+  EXPECT_NE(range.err.find("--brokers: 4..2 is not a range"), std::string::npos) << range.err;
+  Output set = kafkasim({"fuzz", "--property", "durability", "--set", "zookeeper.session.tmeout.ms=6000"});
+  EXPECT_EQ(set.code, 2);
+  EXPECT_NE(set.err.find("--set: at zookeeper.session.tmeout.ms: "), std::string::npos) << set.err;
+  EXPECT_NE(set.err.find("did you mean"), std::string::npos) << set.err;
+  Output reproduce = kafkasim({"fuzz", "--reproduce", "x"});
+  EXPECT_EQ(reproduce.code, 2);
+  EXPECT_NE(reproduce.err.find("--reproduce needs the --property"), std::string::npos) << reproduce.err;
+}
+
 // ---- describe, zk ----
 
 TEST_F(Cli, DescribePrintsKafkaTopicsLines) {

@@ -21,6 +21,7 @@ int cmd_merge(const std::vector<std::string>& args);
 int cmd_explore(const std::vector<std::string>& args);
 int cmd_describe(const std::vector<std::string>& args);
 int cmd_zk(const std::vector<std::string>& args);
+int cmd_fuzz(const std::vector<std::string>& args);
 
 // Exit code of an interrupted sweep (128 + SIGINT, as shells report it).
 inline constexpr int kExitInterrupted = 130;

@@ -53,6 +53,21 @@ std::string usage(const std::string& command) {
        "  overrides and reports the share of seeds that lost data, duplicated, or stalled\n"
        "  longer than S seconds (default 20), each with a 95% Wilson interval. The stall is\n"
        "  the verdict's PATH (default max_stall_s; e.g. phases.rolling.max_stall_s).\n"},
+      {"fuzz",
+       "usage: kafkasim fuzz [--property NAME] [--runs N] [--seed S] [--out DIR] [--set KEY=VALUE ...]\n"
+       "                     [--faults KIND,...] [--brokers A..B] [--zookeepers A..B] [--max-faults N]\n"
+       "                     [--version V] [--reproduce STRING] [--quiet]\n"
+       "  Generates cluster shapes, configurations and fault schedules, runs each as a scenario\n"
+       "  and checks a property: safety, determinism, durability or liveness (default: each in\n"
+       "  turn). A failure is shrunk to a smallest schedule and written to DIR (default\n"
+       "  fuzz-out) as a scenario file; exit 1 when a property failed.\n"
+       "  --runs N          cases per property (default 100)\n"
+       "  --seed S          rapidcheck's seed and each run's simulation seed (default 1)\n"
+       "  --set KEY=VALUE   pin a configuration key in every case (as explore's --grid keys)\n"
+       "  --faults K,...    the fault kinds to draw: kill, stop, pause, power_off, isolate, halves,\n"
+       "                    one_way, bridge, majority_ring, replace_address\n"
+       "  --brokers A..B, --zookeepers A..B, --max-faults N   the shapes and schedule sizes\n"
+       "  --reproduce STR   replay one failure from its reproduce string\n"},
       {"describe",
        "usage: kafkasim describe SCENARIO --seed N --at T\n"
        "  The topics as `kafka-topics.sh --describe` prints them, at virtual time T seconds.\n"},
@@ -70,6 +85,7 @@ std::string usage(const std::string& command) {
       "  sweep     many seeds in parallel, a verdict table (resumable, shardable)\n"
       "  merge     combine the results of sweep shards\n"
       "  explore   a what-if table over a grid of configuration values\n"
+      "  fuzz      search for the smallest fault schedule that breaks a property\n"
       "  describe  the topics at a virtual time (kafka-topics.sh --describe)\n"
       "  zk        the ZooKeeper tree at a virtual time (tree / get)\n"
       "  help      this text; `kafkasim COMMAND --help` for a command\n"
@@ -87,6 +103,7 @@ int dispatch(const std::vector<std::string>& argv) {
   static const std::map<std::string, Command> commands = {
       {"run", cmd_run},         {"sweep", cmd_sweep},       {"merge", cmd_merge},
       {"explore", cmd_explore}, {"describe", cmd_describe}, {"zk", cmd_zk},
+      {"fuzz", cmd_fuzz},
   };
   if (argv.empty()) {
     std::fputs(usage("").c_str(), stderr);

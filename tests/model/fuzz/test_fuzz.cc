@@ -1,0 +1,313 @@
+// The fuzzer (model/fuzz/fuzz.h): its cases are valid scenarios whatever
+// rapidcheck draws or shrinks to; the four properties hold in their spaces
+// (RC properties, each case a whole cluster run); the known-unsafe
+// configurations are caught and shrunk to at most three faults; and the cases
+// it found and shrank, kept under scenarios/regressions/, still show what
+// they showed.
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include "check_property.h"
+#include "model/fuzz/fuzz.h"
+#include "model/scenario/run.h"
+
+namespace fuzz {
+namespace {
+
+using scenario::Fault;
+using scenario::FaultAction;
+
+// The scenario's faults of one action.
+std::vector<const Fault*> faults_of(const Built& b, FaultAction a) {
+  std::vector<const Fault*> out;
+  for (const Fault& f : b.scenario.faults) {
+    if (f.action == a) out.push_back(&f);
+  }
+  return out;
+}
+
+FuzzOptions options(int runs, uint64_t seed, std::string reproduce = "") {
+  FuzzOptions o;
+  o.runs = runs;
+  o.seed = seed;
+  o.reproduce = std::move(reproduce);
+  return o;
+}
+
+Case three_brokers(std::vector<FaultStep> faults) {
+  Case c;
+  c.zookeepers = 1;
+  c.colocated = true;
+  c.brokers = 3;
+  c.replication_factor = 3;
+  c.faults = std::move(faults);
+  return c;
+}
+
+// --- generation and building ------------------------------------------------------------
+
+TEST(FuzzBuild, EveryGeneratedCaseIsAScenarioWithItsFaultsInsideTheWindow) {
+  for (Property p : all_properties()) {
+    const Space space = default_space(p);
+    const bool held = kafkasim::testing::check_property(
+        [&] {
+          const Case c = *gen_case(space);
+          const Built b = build(c, space);  // throws (fails the case) if the parser rejects it
+          RC_ASSERT(b.faults <= space.max_faults);
+          RC_ASSERT(b.faults <= static_cast<int32_t>(c.faults.size()));
+          const int64_t window_start = space.window_start_ms * 1000;
+          for (const Fault& f : b.scenario.faults) {
+            RC_ASSERT(f.at_us >= window_start);
+            RC_ASSERT(f.at_us <= b.heal_us);
+          }
+          RC_ASSERT(b.scenario.duration_us > b.heal_us + b.bound_us);
+          RC_ASSERT(b.scenario.brokers.size() == static_cast<size_t>(c.brokers));
+          RC_ASSERT(b.scenario.zookeepers.size() == static_cast<size_t>(c.zookeepers));
+          RC_ASSERT(b.scenario.topics.front().replication_factor <= c.brokers);
+          // Every fault is undone: as many undos as faults of each kind.
+          RC_ASSERT(faults_of(b, FaultAction::kill).size() + faults_of(b, FaultAction::stop).size() ==
+                    faults_of(b, FaultAction::start).size());
+          RC_ASSERT(faults_of(b, FaultAction::pause).size() == faults_of(b, FaultAction::resume).size());
+          RC_ASSERT(faults_of(b, FaultAction::power_off).size() == faults_of(b, FaultAction::power_on).size());
+          RC_ASSERT(faults_of(b, FaultAction::replace_address).size() % 2 == 0);
+          const size_t cuts = faults_of(b, FaultAction::partition).size() + faults_of(b, FaultAction::isolate).size();
+          RC_ASSERT(faults_of(b, FaultAction::heal).size() == (cuts == 0 ? 0 : cuts + 1));
+          if (p == Property::durability) RC_ASSERT(faults_of(b, FaultAction::power_off).empty());
+        },
+        100);
+    EXPECT_TRUE(held) << to_string(p);
+  }
+}
+
+TEST(FuzzBuild, ValuesOutsideTheGeneratorsRangesStillBuild) {
+  // What a shrinker or a hand-written case might hold: negative and huge
+  // indices, starts past the window, zero durations, unknown config indices.
+  const Space space = default_space(Property::safety);
+  const bool held = kafkasim::testing::check_property(
+      [&] {
+        Case c;
+        c.zookeepers = *rc::gen::inRange(1, 6);
+        c.colocated = *rc::gen::arbitrary<bool>();
+        c.brokers = *rc::gen::inRange(1, 7);
+        c.partitions = *rc::gen::inRange(-2, 5);
+        c.replication_factor = *rc::gen::inRange(-1, 9);
+        c.config = *rc::gen::container<std::vector<int32_t>>(rc::gen::arbitrary<int32_t>());
+        c.faults = *rc::gen::container<std::vector<FaultStep>>(rc::gen::apply(
+            [](FaultKind k, int64_t at, int64_t d, int32_t t, int32_t o) { return FaultStep{k, at, d, t, o}; },
+            rc::gen::elementOf(all_fault_kinds()), rc::gen::arbitrary<int64_t>(),
+            rc::gen::inRange<int64_t>(-10, 100'000), rc::gen::arbitrary<int32_t>(), rc::gen::arbitrary<int32_t>()));
+        const Built b = build(c, space);
+        RC_ASSERT(b.faults <= static_cast<int32_t>(c.faults.size()));
+      },
+      200);
+  EXPECT_TRUE(held);
+}
+
+TEST(FuzzBuild, AFaultOnATargetStillFaultedIsLeftOut) {
+  const Space space = default_space(Property::safety);
+  // Processes are zk1, kafka1, kafka2, kafka3 (targets 0..3).
+  const Built b = build(three_brokers({{FaultKind::kill, 0, 20'000, 1, 0},
+                                       {FaultKind::pause, 5'000, 5'000, 1, 0},    // kafka1 still killed
+                                       {FaultKind::power_off, 6'000, 5'000, 1, 0},  // node2
+                                       {FaultKind::stop, 7'000, 1'000, 2, 0},     // kafka2: its host is off
+                                       {FaultKind::halves, 8'000, 10'000, 0, 0},
+                                       {FaultKind::isolate, 9'000, 10'000, 0, 0}}),  // the network is cut
+                      space);
+  EXPECT_EQ(b.faults, 3);
+  ASSERT_EQ(faults_of(b, FaultAction::kill).size(), 1u);
+  EXPECT_EQ(faults_of(b, FaultAction::kill)[0]->target, "kafka1");
+  EXPECT_TRUE(faults_of(b, FaultAction::pause).empty());
+  EXPECT_TRUE(faults_of(b, FaultAction::stop).empty());
+  EXPECT_TRUE(faults_of(b, FaultAction::isolate).empty());
+  ASSERT_EQ(faults_of(b, FaultAction::power_off).size(), 1u);
+  EXPECT_EQ(faults_of(b, FaultAction::power_off)[0]->target, "node2");
+  // The halves over node1..3 and the client host, rotated by 0, cut after 1.
+  ASSERT_EQ(faults_of(b, FaultAction::partition).size(), 1u);
+  EXPECT_EQ(faults_of(b, FaultAction::partition)[0]->groups,
+            (std::vector<std::vector<std::string>>{{"node1"}, {"node2", "node3", "client"}}));
+  // Undone at start + duration, and one final heal at the window's end.
+  EXPECT_EQ(faults_of(b, FaultAction::start)[0]->at_us, (space.window_start_ms + 20'000) * 1000);
+  const auto heals = faults_of(b, FaultAction::heal);
+  ASSERT_EQ(heals.size(), 2u);
+  EXPECT_EQ(heals[0]->at_us, (space.window_start_ms + 18'000) * 1000);
+  EXPECT_EQ(heals[1]->at_us, b.heal_us);
+}
+
+TEST(FuzzBuild, BridgeAndMajorityRingAreWrittenAsCuts) {
+  const Space space = default_space(Property::safety);
+  Case c = three_brokers({{FaultKind::bridge, 0, 5'000, 0, 0}, {FaultKind::majority_ring, 10'000, 5'000, 0, 0}});
+  c.brokers = 5;
+  c.zookeepers = 5;
+  const Built b = build(c, space);
+  const auto parts = faults_of(b, FaultAction::partition);
+  ASSERT_EQ(parts.size(), 2u);
+  // Bridge over node1..5: node1, node2 | node3 | node4, node5.
+  EXPECT_EQ(parts[0]->cuts, (std::vector<std::pair<std::string, std::string>>{
+                                {"node1", "node4"}, {"node1", "node5"}, {"node2", "node4"}, {"node2", "node5"}}));
+  // Majority ring of five: each host reaches its two neighbours, so the
+  // pairs two apart are cut.
+  EXPECT_EQ(parts[1]->cuts, (std::vector<std::pair<std::string, std::string>>{{"node1", "node3"},
+                                                                              {"node1", "node4"},
+                                                                              {"node2", "node4"},
+                                                                              {"node2", "node5"},
+                                                                              {"node3", "node5"}}));
+  // Too few hosts for either shape: left out.
+  c.brokers = 2;
+  c.zookeepers = 1;
+  EXPECT_EQ(build(c, space).faults, 0);
+}
+
+TEST(FuzzBuild, TheLivenessBoundComesFromTheTimeouts) {
+  Space space = default_space(Property::liveness);
+  const Built a = build(three_brokers({}), space);
+  // 3.9: session 18 s + initLimit 10 x tickTime 2 s + restart 10 s +
+  // request.timeout.ms 30 s + 10 s.
+  EXPECT_EQ(a.bound_us, (18 + 20 + 10 + 30 + 10) * 1'000'000LL);
+  pin(space, "zookeeper.session.timeout.ms", "6000");
+  pin(space, "producer.request.timeout.ms", "5000");
+  const Built b = build(three_brokers({}), space);
+  EXPECT_EQ(b.bound_us, (6 + 20 + 10 + 5 + 10) * 1'000'000LL);
+  EXPECT_EQ(b.document["kafka"]["properties"]["zookeeper.session.timeout.ms"], "6000");
+  EXPECT_EQ(b.document["clients"]["producer"]["request.timeout.ms"], "5000");
+}
+
+TEST(FuzzBuild, ABadPinnedKeyIsAnInputErrorNamingSet) {
+  Space space = default_space(Property::durability);
+  pin(space, "zookeeper.session.tmeout.ms", "6000");
+  try {
+    (void)fuzz(space, options(1, 1));
+    FAIL() << "no error";
+  } catch (const scenario::InputError& e) {
+    EXPECT_EQ(e.file(), "--set");
+    EXPECT_NE(std::string(e.what()).find("zookeeper.session.tmeout.ms"), std::string::npos) << e.what();
+  }
+}
+
+// --- the properties, as rapidcheck properties ---------------------------------------------
+
+void holds(Property p, int cases) {
+  const Space space = default_space(p);
+  const bool held = kafkasim::testing::check_property(
+      [&] {
+        const Case c = *gen_case(space);
+        const Built b = build(c, space);
+        const Judgement j = judge(b, space);
+        if (!j.held) RC_FAIL(j.message);
+      },
+      cases);
+  EXPECT_TRUE(held);
+}
+
+TEST(FuzzProperties, SafetyNoInvariantBreaksForAnyShapeConfigurationOrSchedule) { holds(Property::safety, 40); }
+TEST(FuzzProperties, DeterminismEveryCaseRunTwiceGivesTheSameTrace) { holds(Property::determinism, 20); }
+TEST(FuzzProperties, DurabilityTheSafeConfigurationLosesNothingWithoutPowerLoss) { holds(Property::durability, 40); }
+TEST(FuzzProperties, LivenessClientsFlowAgainWithinTheBoundAfterTheHeal) { holds(Property::liveness, 40); }
+
+// --- known-unsafe configurations are caught and shrunk -------------------------------------
+
+// The search runs in the release gate; under the sanitizers (a share of the
+// cases, check_property.h) the kept regressions below stand for it.
+void finds_and_shrinks(Space space, uint64_t seed) {
+  if (kafkasim::testing::test_scale_percent() < 100) GTEST_SKIP() << "the search runs in the release gate";
+  space.min_brokers = space.max_brokers = 3;
+  space.min_zookeepers = space.max_zookeepers = 1;
+  const FuzzResult r = fuzz(space, options(1000, seed));
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  ASSERT_TRUE(r.counterexample.has_value()) << "no counterexample in " << r.cases << " cases";
+  EXPECT_LE(r.built.faults, 3) << describe(*r.counterexample, space);
+  EXPECT_GE(r.built.faults, 1) << describe(*r.counterexample, space);
+  EXPECT_GT(r.shrinks_accepted, 0);
+  // The shrunk case fails on its own, as the scenario written for it.
+  EXPECT_FALSE(judge(r.built, space).held);
+  const scenario::RunResult again = scenario::run_scenario(r.built.scenario, seed);
+  EXPECT_EQ(again.exit_code(), scenario::kExitFailed);
+  EXPECT_GT(again.verdict["lost"].get<int64_t>(), 0);
+  // The reproduce string replays exactly that case.
+  const FuzzResult replay = fuzz(space, options(1000, seed, r.reproduce));
+  ASSERT_TRUE(replay.counterexample.has_value());
+  EXPECT_EQ(replay.built.document, r.built.document);
+}
+
+TEST(FuzzFindsAndShrinks, AcksOneLosesAnAcknowledgedTailOnLeaderFailure) {
+  Space space = default_space(Property::durability);
+  pin(space, "producer.acks", "1");
+  pin(space, "producer.enable.idempotence", "false");
+  finds_and_shrinks(space, 1);
+}
+
+TEST(FuzzFindsAndShrinks, UncleanLeaderElectionLosesAcknowledgedData) {
+  Space space = default_space(Property::durability);
+  pin(space, "unclean.leader.election.enable", "true");
+  space.kinds = {FaultKind::stop, FaultKind::isolate, FaultKind::halves, FaultKind::one_way};
+  finds_and_shrinks(space, 2);
+}
+
+TEST(FuzzFindsAndShrinks, PowerOffOfEveryReplicaWithTheDefaultFlushPolicyLosesAcknowledgedData) {
+  Space space = default_space(Property::durability);
+  space.kinds = {FaultKind::power_off};
+  finds_and_shrinks(space, 2);
+}
+
+TEST(FuzzFindsAndShrinks, TruncationByHighWatermarkLosesAnAcknowledgedMessage) {
+  Space space = default_space(Property::durability);
+  pin(space, "kafkasim.truncation", "high-watermark");
+  finds_and_shrinks(space, 1);
+}
+
+TEST(FuzzSearch, TheSameSeedFindsTheSameCase) {
+  if (kafkasim::testing::test_scale_percent() < 100) GTEST_SKIP() << "the search runs in the release gate";
+  Space space = default_space(Property::durability);
+  pin(space, "producer.acks", "1");
+  pin(space, "producer.enable.idempotence", "false");
+  space.min_brokers = space.max_brokers = 3;
+  space.min_zookeepers = space.max_zookeepers = 1;
+  const FuzzResult a = fuzz(space, options(200, 1));
+  const FuzzResult b = fuzz(space, options(200, 1));
+  ASSERT_TRUE(a.counterexample && b.counterexample);
+  EXPECT_EQ(a.cases, b.cases);
+  EXPECT_EQ(a.built.document, b.built.document);
+  EXPECT_EQ(a.reproduce, b.reproduce);
+}
+
+TEST(FuzzSearch, ASafeSpaceReportsNoCounterexample) {
+  const Space space = default_space(Property::durability);
+  const FuzzResult r = fuzz(space, options(kafkasim::testing::scaled(10), 3));
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_FALSE(r.counterexample.has_value()) << r.message;
+  EXPECT_EQ(r.cases, kafkasim::testing::scaled(10));
+  EXPECT_EQ(r.shrinks_tried, 0);
+}
+
+// --- the kept cases --------------------------------------------------------------------
+
+// Every file under scenarios/regressions/ holds its expectations on its own
+// seed: the known anomalies still show (their expectations say what was
+// lost), and the model bugs the fuzzer found stay fixed.
+TEST(FuzzRegressions, EveryKeptCaseHoldsItsExpectations) {
+  const std::filesystem::path dir = std::filesystem::path(KAFKASIM_SOURCE_DIR) / "scenarios" / "regressions";
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 4u);
+  for (const std::filesystem::path& f : files) {
+    const scenario::Scenario s = scenario::load_scenario(f.string());
+    ASSERT_FALSE(s.expectations.empty()) << f;
+    const scenario::RunResult r = scenario::run_scenario(s, s.seed);
+    std::string detail;
+    for (const scenario::ExpectationOutcome& e : r.expectations) {
+      if (e.result != scenario::Expectation::Result::Outcome::held) detail += e.text + ": " + e.detail + "\n";
+    }
+    if (r.invariant) detail += "invariant: " + r.invariant->message + "\n";
+    EXPECT_EQ(r.exit_code(), scenario::kExitHeld) << f.filename() << "\n" << detail;
+  }
+}
+
+}  // namespace
+}  // namespace fuzz
