@@ -18,6 +18,7 @@
 #include "model/client/workload.h"
 #include "model/kafka/broker.h"
 #include "model/kafka/invariants.h"
+#include "model/zk/invariants.h"
 #include "model/kafka/network_client.h"
 #include "model/kafka/znodes.h"
 #include "model/scenario/inspect.h"
@@ -348,7 +349,15 @@ struct Run::Impl {
     }
 
     invariants = std::make_unique<kafka::Invariants>(world, brokers);
-    if (options.check_invariants) world.set_invariant_check([this] { invariants->check_after_event(); });
+    std::vector<std::pair<zk::ServerId, sim::ProcessId>> servers;
+    for (const auto& [id, proc] : zookeepers) servers.emplace_back(static_cast<zk::ServerId>(id), proc);
+    zk_invariants = std::make_unique<zk::EnsembleInvariants>(world, servers);
+    if (options.check_invariants) {
+      world.set_invariant_check([this] {
+        invariants->check_after_event();
+        zk_invariants->check_after_event();
+      });
+    }
     truncations = std::make_unique<check::TruncationRecorder>(world, brokers);
     observer = world.trace().add_observer([this](const sim::TraceRecord& r) { observe(r); });
     world.boot();
@@ -954,6 +963,7 @@ struct Run::Impl {
   std::vector<TimelineEntry> timeline;
   std::set<std::string> offline;
   std::unique_ptr<kafka::Invariants> invariants;
+  std::unique_ptr<zk::EnsembleInvariants> zk_invariants;
   std::unique_ptr<check::TruncationRecorder> truncations;
   uint64_t observer = 0;
 };
