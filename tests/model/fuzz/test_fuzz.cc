@@ -6,11 +6,13 @@
 // they showed.
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
 
 #include "check_property.h"
 #include "model/fuzz/fuzz.h"
@@ -189,24 +191,31 @@ TEST(FuzzBuild, ABadPinnedKeyIsAnInputErrorNamingSet) {
 }
 
 // --- the properties, as rapidcheck properties ---------------------------------------------
+// Each case is a whole cluster run of ~180 virtual seconds (about 25 ms);
+// rapidcheck's case count (100, or RC_PARAMS="max_success=N") applies.
 
-void holds(Property p, int cases) {
-  const Space space = default_space(p);
-  const bool held = kafkasim::testing::check_property(
-      [&] {
-        const Case c = *gen_case(space);
-        const Built b = build(c, space);
-        const Judgement j = judge(b, space);
-        if (!j.held) RC_FAIL(j.message);
-      },
-      cases);
-  EXPECT_TRUE(held);
+void holds(Property p) {
+  static const std::map<Property, Space> spaces = {
+      {Property::safety, default_space(Property::safety)},
+      {Property::determinism, default_space(Property::determinism)},
+      {Property::durability, default_space(Property::durability)},
+      {Property::liveness, default_space(Property::liveness)},
+  };
+  const Space& space = spaces.at(p);
+  const Case c = *gen_case(space);
+  const Built b = build(c, space);
+  const Judgement j = judge(b, space);
+  if (!j.held) RC_FAIL(j.message + "\n" + describe(c, space));
 }
 
-TEST(FuzzProperties, SafetyNoInvariantBreaksForAnyShapeConfigurationOrSchedule) { holds(Property::safety, 40); }
-TEST(FuzzProperties, DeterminismEveryCaseRunTwiceGivesTheSameTrace) { holds(Property::determinism, 20); }
-TEST(FuzzProperties, DurabilityTheSafeConfigurationLosesNothingWithoutPowerLoss) { holds(Property::durability, 40); }
-TEST(FuzzProperties, LivenessClientsFlowAgainWithinTheBoundAfterTheHeal) { holds(Property::liveness, 40); }
+RC_GTEST_PROP(FuzzProperties, SafetyNoInvariantBreaksForAnyShapeConfigurationOrSchedule, ()) {
+  holds(Property::safety);
+}
+RC_GTEST_PROP(FuzzProperties, DeterminismEveryCaseRunTwiceGivesTheSameTrace, ()) { holds(Property::determinism); }
+RC_GTEST_PROP(FuzzProperties, DurabilityTheSafeConfigurationLosesNothingWithoutPowerLoss, ()) {
+  holds(Property::durability);
+}
+RC_GTEST_PROP(FuzzProperties, LivenessClientsFlowAgainWithinTheBoundAfterTheHeal, ()) { holds(Property::liveness); }
 
 // --- known-unsafe configurations are caught and shrunk -------------------------------------
 
