@@ -15,13 +15,19 @@
 namespace kafkasim::testing {
 
 // The share (percent) of its cases a suite that runs whole clusters many
-// times should run: KAFKASIM_TEST_SCALE_PERCENT (the sanitizer build sets 30,
-// tests/model/CMakeLists.txt), else 100.
+// times should run: KAFKASIM_TEST_SCALE_PERCENT when set (1..100), else 30 in
+// the sanitizer build (KAFKASIM_SANITIZED, tests/model/CMakeLists.txt) and
+// 100 otherwise.
 inline int test_scale_percent() {
+#if KAFKASIM_SANITIZED
+  constexpr int kDefault = 30;
+#else
+  constexpr int kDefault = 100;
+#endif
   const char* env = std::getenv("KAFKASIM_TEST_SCALE_PERCENT");
-  if (env == nullptr) return 100;
+  if (env == nullptr) return kDefault;
   const int p = std::atoi(env);
-  return p >= 1 && p <= 100 ? p : 100;
+  return p >= 1 && p <= 100 ? p : kDefault;
 }
 // `n` scaled by test_scale_percent(), at least 1.
 inline int scaled(int n) { return std::max(1, n * test_scale_percent() / 100); }
