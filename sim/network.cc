@@ -241,7 +241,7 @@ SocketId Network::connect(HostId from, const Endpoint& owner, const std::string&
   return socket_of(id, 0);
 }
 
-void Network::enqueue(uint64_t link_id, int from_side, ItemKind kind, Payload payload) {
+void Network::enqueue(uint64_t link_id, int from_side, ItemKind kind, Payload&& payload) {
   Link& link = links_.at(link_id);
   Stream& s = link.stream[from_side];
   const HostId src = link.side[from_side].host;
@@ -417,7 +417,7 @@ void Network::accept_syn(uint64_t link_id) {
   }
 }
 
-void Network::notify(uint64_t link_id, int side, ItemKind kind, Payload payload) {
+void Network::notify(uint64_t link_id, int side, ItemKind kind, Payload&& payload) {
   // A notification that travelled (a reset coming back) may find the link
   // already gone, when both ends were released meanwhile.
   Link* found = links_.find(link_id);
@@ -487,7 +487,7 @@ void Network::maybe_erase(uint64_t link_id) {
   }
 }
 
-void Network::send(SocketId socket, Payload payload) {
+void Network::send(SocketId socket, Payload&& payload) {
   Link* link = links_.find(link_of(socket));
   SIM_ASSERT(link != nullptr, "send on unknown socket {}", socket.value);
   Side& me = link->side[side_of(socket)];

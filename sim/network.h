@@ -163,7 +163,7 @@ class Network {
   SocketId connect(HostId from, const Endpoint& owner, const std::string& address, uint16_t port);
   // Sends on an open socket. Sending on a socket the peer has closed or reset
   // is allowed and lost, as with a real socket before it notices.
-  void send(SocketId s, Payload payload);
+  void send(SocketId s, Payload&& payload);
   // Closes the socket: the peer gets eof after what was already sent.
   void close(SocketId s);
   bool is_open(SocketId s) const;
@@ -255,13 +255,13 @@ class Network {
   static SocketId socket_of(uint64_t link, int side) { return SocketId{(link << 1) | uint64_t(side)}; }
 
   Duration latency(HostId from, HostId to);
-  void enqueue(uint64_t link_id, int from_side, ItemKind kind, Payload payload = {});
+  void enqueue(uint64_t link_id, int from_side, ItemKind kind, Payload&& payload = Payload{});
   void schedule_head(uint64_t link_id, int from_side, Time at);
   void deliver_head(uint64_t link_id, int from_side);
   void stall(uint64_t link_id, int from_side);
   void accept_syn(uint64_t link_id);
   // Notifies `side` of the link and marks it closed.
-  void notify(uint64_t link_id, int side, ItemKind kind, Payload payload = {});
+  void notify(uint64_t link_id, int side, ItemKind kind, Payload&& payload = Payload{});
   // The sender of a stream gives up retransmitting.
   void give_up(uint64_t link_id, int from_side, bool unreachable = false);
   // The kernel at the far end of a stream does not know the connection.

@@ -30,7 +30,7 @@ SocketId ProcessContext::connect(const std::string& address, uint16_t port) {
   return world_.network_.connect(host_, endpoint(), address, port);
 }
 
-void ProcessContext::send(SocketId socket, Payload payload) {
+void ProcessContext::send(SocketId socket, Payload&& payload) {
   world_.network_.send(socket, std::move(payload));
 }
 

@@ -104,7 +104,10 @@ class ProcessContext {
   void listen(uint16_t port);
   void unlisten(uint16_t port);
   SocketId connect(const std::string& address, uint16_t port);
-  void send(SocketId socket, Payload payload);
+  // Sends a message; the payload is moved along the path, never copied.
+  void send(SocketId socket, Payload&& payload);
+  // Sends a copy of `payload` (an echo of what arrived, say).
+  void send(SocketId socket, const Payload& payload) { send(socket, Payload(payload)); }
   void close(SocketId socket);
   bool is_open(SocketId socket) const;
 
