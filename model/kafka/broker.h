@@ -81,6 +81,8 @@ class Broker final : public sim::Process {
   std::vector<TopicPartition> partitions() const;
   // Every partition replica this broker holds, without copying.
   const std::map<TopicPartition, std::unique_ptr<Partition>>& partition_map() const { return partitions_; }
+  // Raised whenever partition_map() gains or loses an entry.
+  uint64_t partitions_generation() const { return partitions_generation_; }
   struct MetadataCache {
     BrokerId controller_id = kNoBroker;
     std::map<BrokerId, Endpoint> brokers;

@@ -59,12 +59,14 @@ void Invariants::check_after_event() {
 
 bool Invariants::lost_power(BrokerId id) const {
   for (const Slot& slot : slots_) {
-    if (slot.id == id) return world_.disk(world_.host_of(slot.proc)).generation() > 0;
+    if (slot.id == id) return slot.lost_power;
   }
   return false;
 }
 
 void Invariants::run(bool all) {
+  // Looked up once per check: every leader's ISR members ask for it.
+  for (Slot& slot : slots_) slot.lost_power = world_.disk(world_.host_of(slot.proc)).generation() > 0;
   for (Slot& slot : slots_) {
     const BrokerId id = slot.id;
     const sim::Process* raw = world_.process(slot.proc);
@@ -76,6 +78,7 @@ void Invariants::run(bool all) {
       slot.process = raw;
       slot.process_incarnation = incarnation;
       slot.broker = dynamic_cast<const Broker*>(raw);
+      slot.partition_generation = UINT64_MAX;  // a new object counts its own generations
     }
     const Broker* b = slot.broker;
     if (b == nullptr) continue;
@@ -127,6 +130,17 @@ void Invariants::run(bool all) {
     }
     if (!all && !slot.touched) continue;  // its partitions are as last checked
     const bool by_leader_epoch = b->config().truncation == Truncation::leader_epoch;
+    // With no partition created or deleted since the last check, the map
+    // holds the same keys in the same order: the remembered indices stand.
+    const bool same_keys = b->partitions_generation() == slot.partition_generation &&
+                           slot.partition_order.size() >= b->partition_map().size();
+    if (!same_keys) {
+      // Positions remembered under another generation may name other
+      // partitions now: each is looked up again when its partition leads.
+      std::fill(slot.partition_order.begin(), slot.partition_order.end(), kUnknown);
+      slot.partition_order.resize(b->partition_map().size(), kUnknown);
+      slot.partition_generation = b->partitions_generation();
+    }
     size_t i = 0;
     for (const auto& [tp, owned] : b->partition_map()) {
       const size_t pos = i++;
@@ -135,7 +149,8 @@ void Invariants::run(bool all) {
       const auto& isr = p->isr();
       SIM_ASSERT(std::find(isr.begin(), isr.end(), id) != isr.end(),
                  "broker {} leads {} but is not in its ISR", id, to_string(tp));
-      const uint32_t index = cached_index(slot.partition_order, pos, tp);
+      uint32_t& index = slot.partition_order[pos];
+      if (index == kUnknown) index = index_of(tp);
       if (index >= slot.led.size()) slot.led.resize(partitions_.size());
       Led& led = slot.led[index];
       const int64_t leader_epoch = p->leader_epoch().value;

@@ -21,9 +21,10 @@
 // Cost: the check runs after every event, so it keeps what it tracks in
 // flat vectors. Each topic-partition gets a dense index the first time it is
 // seen; per broker, the checker remembers which index the i-th entry of the
-// broker's (and its controller's) partition map had at the previous check
-// and only confirms it with one equality compare, so a check does no map
-// lookups unless a broker's set of partitions changed.
+// broker's partition map had, valid while the broker's partition generation
+// (raised on every create and delete) stays the same, and which index the
+// i-th entry of its controller's map had, confirmed with one equality
+// compare; so a check does no map lookups unless a set of partitions changed.
 #pragma once
 
 #include <cstdint>
@@ -96,6 +97,11 @@ class Invariants {
     // partitions() at the last check (kUnknown: not yet known).
     std::vector<uint32_t> partition_order;
     std::vector<uint32_t> controller_order;
+    // Broker::partitions_generation when partition_order was last confirmed
+    // whole: while it holds, the map has the same keys in the same order.
+    uint64_t partition_generation = UINT64_MAX;
+    // Whether the host lost power in this run, as of the current check.
+    bool lost_power = false;
     std::vector<Led> led;  // by partition index
     // sim::World::activity of the broker's process at the last look, and
     // whether it changed since (its partitions need checking again).
@@ -103,7 +109,8 @@ class Invariants {
     bool touched = true;
   };
 
-  // Whether broker `id`'s host has lost power (and unsynced writes) in this run.
+  // Whether broker `id`'s host has lost power (and unsynced writes) in this run,
+  // as recorded at the start of the current check.
   bool lost_power(BrokerId id) const;
   // The dense index of `tp` (interning it on first sight).
   uint32_t index_of(const TopicPartition& tp);
