@@ -165,7 +165,12 @@ class Disk {
   File& open(const std::string& path);
   File* find(const std::string& path);
   bool exists(const std::string& path) const { return files_.count(path) != 0; }
-  void remove(const std::string& path) { files_.erase(path); }
+  void remove(const std::string& path) {
+    if (files_.erase(path) != 0) ++removals_;
+  }
+  // How many files were removed so far: a File& taken from open() stays
+  // valid while this does not change (files live in map nodes).
+  uint64_t removals() const { return removals_; }
   // Paths in lexicographic order, optionally only those starting with `prefix`.
   std::vector<std::string> list(const std::string& prefix = "") const;
 
@@ -194,6 +199,7 @@ class Disk {
   Time device_busy_until_ = Time::zero();
   uint64_t generation_ = 0;
   uint64_t next_file_id_ = 1;
+  uint64_t removals_ = 0;
 };
 
 }  // namespace sim

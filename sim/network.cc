@@ -46,7 +46,7 @@ Network::Network(EventLoop& loop, Trace& trace, Rng rng, NetworkHost& world,
 HostId Network::add_host(const std::string& name, const std::string& address) {
   SIM_ASSERT(!by_address_.count(address), "address {} is already in use", address);
   const HostId id(static_cast<uint32_t>(hosts_.size()));
-  hosts_.push_back(HostState{name, address, true, 0});
+  hosts_.push_back(HostState{name, address, true, 0, address_id(address)});
   by_address_.emplace(address, id);
   rebuild_graph(hosts_.size());
   return id;
@@ -65,6 +65,10 @@ void Network::rebuild_graph(size_t n) {
   graph_ = std::move(g);
 }
 
+uint32_t Network::address_id(const std::string& address) {
+  return address_ids_.try_emplace(address, static_cast<uint32_t>(address_ids_.size())).first->second;
+}
+
 std::optional<HostId> Network::host_at(const std::string& address) const {
   auto it = by_address_.find(address);
   if (it == by_address_.end()) return std::nullopt;
@@ -78,6 +82,7 @@ void Network::set_address(HostId h, const std::string& address) {
   by_address_.erase(host.address);
   emit(h, "address_changed", {{"from", host.address}, {"to", address}});
   host.address = address;
+  host.address_id = address_id(address);
   by_address_.emplace(address, h);
 }
 
@@ -225,17 +230,17 @@ SocketId Network::connect(HostId from, const Endpoint& owner, const std::string&
   const uint64_t id = next_link_++;
   Link& link = links_.create(id);
   const HostState& src = hosts_.at(from.value);
-  link.side[0] = Side{from, src.address, src.boot, owner, SideState::connecting, false};
+  link.side[0] = Side{from, src.address, src.boot, owner, SideState::connecting, false, src.address_id};
   link.port = port;
   // The SYN goes to whoever holds the address now; if no one does, it goes
   // nowhere and the connect times out (side[1].host stays invalid).
   if (auto dst = host_at(address)) {
     link.side[1].host = *dst;
-    link.side[1].address = address;
   } else {
     link.side[1].host = HostId(UINT32_MAX);
-    link.side[1].address = address;
   }
+  link.side[1].address = address;
+  link.side[1].address_id = address_id(address);
   link.side[1].released = true;  // until a listener accepts
   enqueue(id, 0, ItemKind::syn);
   return socket_of(id, 0);
@@ -279,8 +284,8 @@ void Network::deliver_head(uint64_t link_id, int from_side) {
   // Both ends must still answer at the addresses the connection was made
   // with: a host that moved to a new address has left its connections behind.
   const bool path = dst.host.value != UINT32_MAX && hosts_.at(dst.host.value).up &&
-                    hosts_.at(dst.host.value).address == dst.address &&
-                    src_host.address == src.address && reachable(src.host, dst.host);
+                    hosts_.at(dst.host.value).address_id == dst.address_id &&
+                    src_host.address_id == src.address_id && reachable(src.host, dst.host);
   if (!path) {
     if (s.items.front().kind == ItemKind::rst) {
       // A reset is never retransmitted: if it is lost, the peer finds out

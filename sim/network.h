@@ -202,6 +202,7 @@ class Network {
     Endpoint owner;
     SideState state = SideState::connecting;  // as the side's kernel sees it
     bool released = false;  // closed by its process, or the process is gone
+    uint32_t address_id = 0;  // `address`, interned (address_id())
   };
   struct Link {
     Side side[2];          // 0: the connecting side, 1: the accepting side
@@ -247,6 +248,7 @@ class Network {
     std::string address;
     bool up = true;
     uint64_t boot = 0;
+    uint32_t address_id = 0;  // `address`, interned (address_id())
   };
   using Graph = boost::adjacency_matrix<boost::directedS>;
 
@@ -279,6 +281,11 @@ class Network {
   NetworkOptions options_;
   std::vector<HostState> hosts_;
   std::map<std::string, HostId> by_address_;
+  // Every address ever used, numbered: the same string always gets the same
+  // number, so every packet compares two numbers, not two strings, to learn
+  // whether its ends still hold the addresses the connection was made with.
+  std::map<std::string, uint32_t> address_ids_;
+  uint32_t address_id(const std::string& address);
   Graph graph_{0};
   std::map<std::pair<uint32_t, uint32_t>, LatencyModel> link_latency_;
   std::map<std::pair<uint32_t, uint16_t>, Endpoint> listeners_;

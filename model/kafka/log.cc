@@ -241,11 +241,17 @@ std::string PartitionLog::segment_path(Offset base) const {
 sim::File& PartitionLog::active_segment_file() {
   SIM_ASSERT(!segments_.empty(), "{}: append without a segment", dir_);
   const Offset base = segments_.back().base;
+  sim::Disk& disk = ctx_.disk();
   if (active_path_.empty() || active_path_base_ != base) {
     active_path_ = segment_path(base);
     active_path_base_ = base;
+    active_file_ = nullptr;
   }
-  return ctx_.disk().open(active_path_);
+  if (active_file_ == nullptr || active_file_removals_ != disk.removals()) {
+    active_file_ = &disk.open(active_path_);
+    active_file_removals_ = disk.removals();
+  }
+  return *active_file_;
 }
 
 std::string PartitionLog::epoch_checkpoint_path() const {

@@ -231,6 +231,9 @@ class PartitionLog {
   // segment_path(active_path_base_), kept for the appends to the active segment.
   std::string active_path_;
   Offset active_path_base_{0};
+  // Its file, while no file of the disk has been removed since (Disk::removals).
+  sim::File* active_file_ = nullptr;
+  uint64_t active_file_removals_ = 0;
 };
 
 }  // namespace kafka
