@@ -1,0 +1,132 @@
+// The replacement global operator new and delete (fast_alloc.h explains why
+// and how). This file is compiled into the `kafkasim_fast_alloc` object
+// library only, never into kafkasim_sim: linking it is what turns it on.
+#include "sim/fast_alloc.h"
+
+#include <cstdlib>
+#include <new>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define KAFKASIM_FAST_ALLOC 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KAFKASIM_FAST_ALLOC 0
+#endif
+#endif
+#ifndef KAFKASIM_FAST_ALLOC
+#define KAFKASIM_FAST_ALLOC 1
+#endif
+
+#if KAFKASIM_FAST_ALLOC
+
+namespace {
+
+constexpr size_t kGranule = 16;
+constexpr size_t kClasses = sim::fast_alloc::kMaxSmall / kGranule + 1;  // class 0: large
+constexpr size_t kChunkBytes = 256 * 1024;
+
+// Sits before every block; 16 bytes so that the payload keeps the 16-byte
+// alignment of the chunk (malloc's) it was carved from.
+struct alignas(16) Header {
+  uint64_t size_class = 0;
+  uint64_t unused = 0;
+};
+static_assert(sizeof(Header) == 16);
+
+struct FreeBlock {
+  FreeBlock* next;
+};
+
+// Plain data, zero-initialised: no constructor, no guard on each access.
+struct ThreadCache {
+  FreeBlock* free[kClasses];
+  char* chunk_next;
+  char* chunk_end;
+  sim::fast_alloc::Stats stats;
+};
+thread_local ThreadCache cache;
+
+[[gnu::noinline]] void* carve(size_t size_class) {
+  const size_t block = sizeof(Header) + size_class * kGranule;
+  if (static_cast<size_t>(cache.chunk_end - cache.chunk_next) < block) {
+    // The rest of the old chunk (less than one block of this class) is left.
+    auto* chunk = static_cast<char*>(std::malloc(kChunkBytes));
+    if (chunk == nullptr) throw std::bad_alloc();
+    cache.chunk_next = chunk;
+    cache.chunk_end = chunk + kChunkBytes;
+    ++cache.stats.chunks;
+  }
+  char* p = cache.chunk_next;
+  cache.chunk_next += block;
+  ::new (p) Header{size_class, 0};
+  return p + sizeof(Header);
+}
+
+void* allocate(size_t n) {
+  if (n <= sim::fast_alloc::kMaxSmall) {
+    const size_t size_class = n == 0 ? 1 : (n + kGranule - 1) / kGranule;
+    ++cache.stats.small_allocations;
+    if (FreeBlock* b = cache.free[size_class]) {
+      cache.free[size_class] = b->next;
+      return b;
+    }
+    return carve(size_class);
+  }
+  ++cache.stats.large_allocations;
+  void* raw = std::malloc(sizeof(Header) + n);
+  if (raw == nullptr) throw std::bad_alloc();
+  ::new (raw) Header{0, 0};
+  return static_cast<char*>(raw) + sizeof(Header);
+}
+
+void release(void* p) noexcept {
+  if (p == nullptr) return;
+  auto* header = reinterpret_cast<Header*>(static_cast<char*>(p) - sizeof(Header));
+  const size_t size_class = header->size_class;
+  if (size_class == 0) {
+    std::free(header);
+    return;
+  }
+  auto* b = static_cast<FreeBlock*>(p);
+  b->next = cache.free[size_class];
+  cache.free[size_class] = b;
+}
+
+}  // namespace
+
+void* operator new(size_t n) { return allocate(n); }
+void* operator new[](size_t n) { return allocate(n); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return allocate(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return allocate(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void operator delete(void* p) noexcept { release(p); }
+void operator delete[](void* p) noexcept { release(p); }
+void operator delete(void* p, size_t) noexcept { release(p); }
+void operator delete[](void* p, size_t) noexcept { release(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { release(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { release(p); }
+
+namespace sim::fast_alloc {
+bool active() { return true; }
+Stats thread_stats() { return cache.stats; }
+}  // namespace sim::fast_alloc
+
+#else
+
+namespace sim::fast_alloc {
+bool active() { return false; }
+Stats thread_stats() { return {}; }
+}  // namespace sim::fast_alloc
+
+#endif
