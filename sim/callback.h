@@ -19,6 +19,9 @@ struct CallbackOps {
   void (*move)(void* dst, void* src);
   void (*destroy)(void*);
   void (*invoke)(void*);
+  // Every closure that fits stays in place.
+  template <typename V>
+  static constexpr bool keep_inline = true;
 };
 
 class Callback : public InlineBox<48, CallbackOps> {

@@ -5,7 +5,9 @@
 // The derived class supplies the table type `Ops`, whose first members are
 // `move` (move-constructs the storage at dst from src and ends src) and
 // `destroy`; `ops_for<V>` builds those two for a type V, and the derived
-// class adds its own (invoke, copy, ...) in its table.
+// class adds its own (invoke, copy, ...) in its table. `Ops::keep_inline<V>`
+// says whether a V that fits may stay in place at all (the derived class's
+// policy: a value that is costly to move may be better behind a pointer).
 #pragma once
 
 #include <cstddef>
@@ -44,7 +46,7 @@ class InlineBox {
   template <typename V>
   static constexpr bool fits_inline() {
     return sizeof(V) <= N && alignof(V) <= alignof(std::max_align_t) &&
-           std::is_nothrow_move_constructible_v<V>;
+           std::is_nothrow_move_constructible_v<V> && Ops::template keep_inline<V>;
   }
 
   // Stores a V made from `args`, described by `ops` (the box must be empty).

@@ -39,6 +39,30 @@ TEST(Payload, EmptyHoldsNothing) {
   EXPECT_EQ(payload_cast<int>(static_cast<Payload*>(nullptr)), nullptr);
 }
 
+// Whether `value` lies inside the Payload object itself.
+bool in_place(const Payload& p, const void* value) {
+  const auto* begin = reinterpret_cast<const char*>(&p);
+  const auto* v = static_cast<const char*>(value);
+  return v >= begin && v < begin + sizeof(Payload);
+}
+
+TEST(Payload, KeepsPlainDataInPlaceAndTheRestBehindAPointer) {
+  Payload plain = std::array<int, 8>{1, 2, 3, 4, 5, 6, 7, 8};
+  EXPECT_TRUE(in_place(plain, payload_cast<std::array<int, 8>>(&plain)));
+  Payload moved_plain = std::move(plain);
+  EXPECT_TRUE(in_place(moved_plain, payload_cast<std::array<int, 8>>(&moved_plain)));
+  EXPECT_EQ((*payload_cast<std::array<int, 8>>(&moved_plain))[7], 8);
+
+  // A value with a costly move (here a vector) stays where it was made: a
+  // move of the payload moves only the pointer.
+  Payload rich = std::vector<int>{1, 2, 3};
+  const std::vector<int>* at = payload_cast<std::vector<int>>(&rich);
+  EXPECT_FALSE(in_place(rich, at));
+  Payload moved_rich = std::move(rich);
+  EXPECT_EQ(payload_cast<std::vector<int>>(&moved_rich), at);
+  EXPECT_EQ(payload_cast<std::vector<int>>(&moved_rich)->back(), 3);
+}
+
 TEST(Payload, GivesBackOnlyTheTypeItHolds) {
   Payload p = 42;
   ASSERT_NE(payload_cast<int>(&p), nullptr);
