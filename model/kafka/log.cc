@@ -132,11 +132,30 @@ bool get_long_varint(const unsigned char*& p, const unsigned char* end, uint64_t
   return false;
 }
 
-// The common case, one byte, inline.
+// The common cases inline: one, two or three bytes (offsets, timestamps in
+// milliseconds and value ids mostly take two or three). The same rules as
+// get_long_varint: a last byte of zero after the first is not canonical.
 inline bool get_varint(const unsigned char*& p, const unsigned char* end, uint64_t& out) {
   if (p != end && *p < 0x80) {
     out = *p++;
     return true;
+  }
+  if (end - p >= 3) {
+    const uint64_t b0 = p[0] & 0x7fu;
+    const uint64_t b1 = p[1];
+    if (b1 < 0x80) {
+      if (b1 == 0) return false;
+      out = b0 | (b1 << 7);
+      p += 2;
+      return true;
+    }
+    const uint64_t b2 = p[2];
+    if (b2 < 0x80) {
+      if (b2 == 0) return false;
+      out = b0 | ((b1 & 0x7fu) << 7) | (b2 << 14);
+      p += 3;
+      return true;
+    }
   }
   return get_long_varint(p, end, out);
 }

@@ -249,6 +249,27 @@ RC_GTEST_PROP(KafkaLogRecordProperty, RoundTripsAndRejectsEveryPrefix, ()) {
   RC_ASSERT(decode_record(bytes + std::string(1, '\0')) == std::nullopt);
 }
 
+// The same with fields of one to three varint bytes, the decoder's short
+// paths: offsets, timestamps and value ids of a run are mostly that size.
+RC_GTEST_PROP(KafkaLogRecordProperty, ShortFieldsRoundTripAndRejectEveryPrefix, ()) {
+  const auto small = [] { return *rc::gen::inRange<int64_t>(0, int64_t{1} << 22); };
+  Record r;
+  r.offset = Offset{small()};
+  r.leader_epoch = LeaderEpoch{small() - 1};
+  r.timestamp_ms = small() - (int64_t{1} << 21);
+  r.producer_id = small() - 1;
+  r.producer_epoch = static_cast<int16_t>(*rc::gen::inRange<int32_t>(-1, INT16_MAX));
+  r.sequence = static_cast<int32_t>(small() - 1);
+  r.value = static_cast<uint64_t>(small());
+  r.size = static_cast<int32_t>(small());
+  r.key = *rc::gen::container<std::string>(rc::gen::arbitrary<char>());
+  const std::string bytes = encode_record(r);
+  RC_ASSERT(decode_record(bytes) == std::optional<Record>(r));
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    RC_ASSERT(decode_record(std::string_view(bytes).substr(0, n)) == std::nullopt);
+  }
+}
+
 TEST(KafkaLogRecord, EveryStrictPrefixIsRejected) {
   Record keyed = sample_record();
   keyed.key = std::string("g\0,1", 4);
@@ -285,6 +306,8 @@ TEST(KafkaLogRecord, DecodeRejectsAnythingMalformed) {
       with(7, std::string("\xff\xff\xff\xff\x0f", 5)),  // size 2^32 - 1: a negative one
       with(7, std::string("\x80\x80\x80\x80\x08", 5)),  // size 2^31, beyond int32
       with(0, std::string("\x80\x00", 2)),         // a needless zero group
+      with(0, std::string("\x80\x80\x00", 3)),     // one after two bytes
+      with(3, std::string("\xff\x80\x00", 3)),     // and after a full first group
       with(6, std::string(10, '\xff') + "\x01"),   // a varint of 11 bytes
       with(6, std::string(9, '\xff') + "\x02"),    // a varint past 64 bits
       std::string(1, '\x80'),                      // ends inside a varint
