@@ -4,6 +4,7 @@
 // documented order, so that the verdict of a run is the same bytes on every
 // machine: a sweep's results can be compared across shards and reruns.
 #include "model/check/checkers.h"
+#include "model/check/sort.h"
 
 #include <algorithm>
 #include <set>
@@ -106,7 +107,7 @@ class Index {
 // Sorts and removes repeats.
 template <typename T>
 void sort_unique(std::vector<T>& v) {
-  std::sort(v.begin(), v.end());
+  sort_runs(v);
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
@@ -174,14 +175,14 @@ LostResult find_lost(const History& h, const Index& index, size_t max_items) {
   }
   sort_unique(seen);
   // Each (topic, partition, value) is judged once, at its first acknowledgement.
-  std::sort(acks.begin(), acks.end());
+  sort_runs(acks);
   std::vector<uint32_t> first;
   for (size_t k = 0; k < acks.size(); ++k) {
     if (k == 0 || acks[k].value != acks[k - 1].value || acks[k].slot != acks[k - 1].slot) {
       first.push_back(acks[k].op);
     }
   }
-  std::sort(first.begin(), first.end());
+  sort_runs(first);
   result.acknowledged = first.size();
   std::vector<std::optional<std::vector<uint64_t>>> final_values(index.slots());  // on demand
   for (const uint32_t i : first) {
@@ -410,14 +411,29 @@ DirtyReadsResult find_dirty_reads(const History& h, const FinalState& fs, const 
     uint32_t op;
     auto operator<=>(const Read&) const = default;
   };
-  std::vector<Read> reads;
+  // Consumers read their partitions interleaved but each mostly in offset
+  // order: the reads are laid out by slot first (a counting pass, in op
+  // order), then each slot's stretch is sorted on its own.
+  std::vector<size_t> slot_start(index.slots() + 1, 0);
   for (size_t i = 0; i < ops.size(); ++i) {
-    const Op& op = ops[i];
-    if (is_record(op)) {
-      reads.push_back(Read{index.slot(i), op.offset, op.value, static_cast<uint32_t>(i)});
+    if (is_record(ops[i])) ++slot_start[index.slot(i) + 1];
+  }
+  for (size_t s = 0; s < index.slots(); ++s) slot_start[s + 1] += slot_start[s];
+  std::vector<Read> reads(slot_start.back());
+  {
+    std::vector<size_t> fill(slot_start.begin(), slot_start.end() - 1);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      if (is_record(op)) {
+        const uint32_t s = index.slot(i);
+        reads[fill[s]++] = Read{s, op.offset, op.value, static_cast<uint32_t>(i)};
+      }
     }
   }
-  std::sort(reads.begin(), reads.end());
+  for (size_t s = 0; s < index.slots(); ++s) {
+    sort_runs(reads.begin() + static_cast<std::ptrdiff_t>(slot_start[s]),
+              reads.begin() + static_cast<std::ptrdiff_t>(slot_start[s + 1]));
+  }
   // The dirty ones: (op index of the first read, what the final log holds there).
   std::vector<std::pair<uint32_t, std::optional<uint64_t>>> dirty;
   // Reads come by partition then offset: a cursor walks each final log once.
