@@ -22,24 +22,39 @@ const char* to_string(SendError e) {
 
 void NetworkClient::send(int32_t node, const NodeAddress& address, Request request,
                          Completion done, bool expect_response) {
-  Connection& c = connections_[node];
-  if (c.socket && !(c.address == address)) close(node);
-  Connection& conn = connections_[node];
-  conn.address = address;
+  Connection* conn = &connections_[node];
+  if (conn->socket && !(conn->address == address)) {
+    close(node);
+    conn = &connections_[node];
+  }
+  if (!(conn->address == address)) conn->address = address;
+  const int32_t correlation_id = next_correlation_id_++;
+  // The timeout runs from the moment the request is queued, as a Java
+  // client's does from its creation.
+  const sim::Time deadline = ctx_.now() + sim::Duration::millis(options_.request_timeout_ms);
+  arm(deadline);
+  if (conn->socket && conn->connected && conn->queued.empty() &&
+      static_cast<int32_t>(conn->in_flight.size()) < options_.max_in_flight) {
+    // What pump would do at once, without the trip through the queue.
+    ctx_.send(*conn->socket, RequestFrame{correlation_id, std::move(request)});
+    if (expect_response) {
+      conn->in_flight.push_back(InFlight{correlation_id, std::move(done), deadline});
+    } else {
+      done(SendError::none, nullptr);
+    }
+    return;
+  }
   Waiting w;
-  w.correlation_id = next_correlation_id_++;
+  w.correlation_id = correlation_id;
   w.request = std::move(request);
   w.done = std::move(done);
   w.expect_response = expect_response;
-  // The timeout runs from the moment the request is queued, as a Java
-  // client's does from its creation.
-  w.deadline = ctx_.now() + sim::Duration::millis(options_.request_timeout_ms);
-  arm(w.deadline);
-  conn.queued.push_back(std::move(w));
-  if (!conn.socket) {
-    conn.socket = ctx_.connect(address.host, address.port);
-    conn.connected = false;
-    sockets_[*conn.socket] = node;
+  w.deadline = deadline;
+  conn->queued.push_back(std::move(w));
+  if (!conn->socket) {
+    conn->socket = ctx_.connect(address.host, address.port);
+    conn->connected = false;
+    sockets_[*conn->socket] = node;
     return;
   }
   pump(node);
