@@ -444,8 +444,13 @@ void Broker::on_message(sim::SocketId s, sim::Payload& p) {
   auto* frame = sim::payload_cast<RequestFrame>(&p);
   auto it = connections_.find(s);
   if (frame == nullptr || it == connections_.end()) return;
-  it->second.pending.push_back(std::move(*frame));
-  if (!it->second.busy) dispatch(s);
+  ServerConnection& c = it->second;
+  if (!c.busy && c.pending.empty()) {
+    serve(s, c, *frame);
+    return;
+  }
+  c.pending.push_back(std::move(*frame));
+  if (!c.busy) dispatch(s);
 }
 
 void Broker::on_closed(sim::SocketId s, sim::CloseReason r) {
@@ -465,6 +470,10 @@ void Broker::dispatch(sim::SocketId socket) {
   ServerConnection& c = it->second;
   RequestFrame frame = std::move(c.pending.front());
   c.pending.pop_front();
+  serve(socket, c, frame);
+}
+
+void Broker::serve(sim::SocketId socket, ServerConnection& c, RequestFrame& frame) {
   c.busy = true;
   ++c.serving;
   c.correlation_id = frame.correlation_id;

@@ -116,7 +116,11 @@ class Broker final : public sim::Process {
     int32_t correlation_id = 0;
     bool answer = true;
   };
+  // Serves the next pending request of a connection that is not busy.
   void dispatch(sim::SocketId socket);
+  // Serves `frame` on connection `c` (not busy): it is handled in place, so
+  // a request that finds its connection idle is never queued.
+  void serve(sim::SocketId socket, ServerConnection& c, RequestFrame& frame);
   using Reply = std::function<void(Response)>;
   void handle(Request& request, Reply reply);
   void handle_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply);
