@@ -190,7 +190,7 @@ bool NetworkClient::on_message(sim::SocketId socket, sim::Payload& payload) {
   if (it == c.in_flight.end()) return true;  // answered after it timed out
   InFlight w = std::move(*it);
   c.in_flight.erase(it);
-  pump(*node);
+  if (!c.queued.empty()) pump(*node);  // room in flight for what waits
   w.done(SendError::none, &frame->body);
   return true;
 }
