@@ -388,6 +388,31 @@ TEST(KafkaLog, ReadHonoursMaxBytesButAlwaysReturnsOneRecord) {
   EXPECT_EQ(log.bytes_between(Offset{3}, Offset{3}), 0);
 }
 
+// read takes a short range record by record and a long one by binary search:
+// both must stop where the budget does, checked against a plain running sum.
+TEST(KafkaLog, ReadStopsAtTheBudgetOverShortAndLongRanges) {
+  Bed bed;
+  for (int32_t size : {10, 70, 30, 100, 5, 60, 45, 80, 20, 90, 15, 50}) bed.produce(2, size);
+  PartitionLog& log = bed.log();
+  const std::vector<Record> all = log.read(Offset{0}, Offset{100}, INT64_MAX);
+  ASSERT_EQ(all.size(), 24u);
+  for (int64_t from = 0; from <= 24; ++from) {
+    for (int64_t upto = from; upto <= 25; ++upto) {
+      for (int64_t max_bytes : {int64_t{1}, int64_t{45}, int64_t{100}, int64_t{333}, int64_t{1'000}}) {
+        std::vector<int64_t> want;
+        int64_t total = 0;
+        for (int64_t o = from; o < std::min<int64_t>(upto, 24); ++o) {
+          total += all[static_cast<size_t>(o)].size;
+          if (!want.empty() && total > max_bytes) break;
+          want.push_back(o);
+        }
+        EXPECT_EQ(offsets_of(log.read(Offset{from}, Offset{upto}, max_bytes)), want)
+            << "from " << from << " upto " << upto << " max_bytes " << max_bytes;
+      }
+    }
+  }
+}
+
 // read_bytes is what a waiting fetch asks instead of read: it must count
 // exactly the records read would return, for every range and budget.
 TEST(KafkaLog, ReadBytesCountsWhatReadReturns) {
