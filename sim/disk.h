@@ -121,6 +121,15 @@ class File {
   bool dirty() const { return durable_prefix_ != size() || !durable_tail_.empty(); }
 
   void append(std::string_view data, Time now) { append(data, true, now); }
+  // Appends one record that `write(std::string& bytes)` appends to the
+  // file's buffer itself (no temporary string per record).
+  template <typename Write>
+  void append_with(Time now, Write&& write) {
+    write(bytes_);
+    ends_.push_back(bytes_.size());
+    intact_.push_back(true);
+    written_at_.push_back(now);
+  }
   // Keeps the first `n` records.
   void truncate(size_t n, Time now);
   // Replaces the whole contents, like writing a temporary file and renaming it.

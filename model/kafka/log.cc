@@ -169,7 +169,7 @@ inline bool get_signed(const unsigned char*& p, const unsigned char* end, int64_
 
 }  // namespace
 
-std::string encode_record(const Record& r) {
+void encode_record_into(const Record& r, std::string& out) {
   char head[kRecordNumbers * kMaxVarintBytes];
   char* p = head;
   p = put_varint(p, static_cast<uint64_t>(r.offset.value));
@@ -181,11 +181,13 @@ std::string encode_record(const Record& r) {
   p = put_varint(p, r.value);
   p = put_varint(p, static_cast<uint32_t>(r.size));
   p = put_varint(p, r.key.size());
-  const size_t head_size = static_cast<size_t>(p - head);
-  std::string out;
-  out.reserve(head_size + r.key.size());
-  out.append(head, head_size);
+  out.append(head, static_cast<size_t>(p - head));
   out.append(r.key);
+}
+
+std::string encode_record(const Record& r) {
+  std::string out;
+  encode_record_into(r, out);
   return out;
 }
 
@@ -556,30 +558,24 @@ void PartitionLog::create_segment(Offset base) {
   segments_.push_back(SegmentInfo{base});
 }
 
-void PartitionLog::append_to_active(const std::vector<Record>& records) {
+template <typename Records, typename Take>
+void PartitionLog::append_records(Records& records, Take take) {
   sim::File& file = active_segment_file();
   SegmentInfo& active = segments_.back();
   const sim::Time now = ctx_.now();
-  for (const Record& r : records) {
-    file.append(encode_record(r), now);
+  for (auto& r : records) {
+    file.append_with(now, [&r](std::string& bytes) { encode_record_into(r, bytes); });
     add_to_segment(active, r);
     bytes_through_.push_back((bytes_through_.empty() ? 0 : bytes_through_.back()) + r.size);
-    records_.push_back(r);
+    records_.push_back(take(r));
   }
   unflushed_messages_ += static_cast<int64_t>(records.size());
 }
-
+void PartitionLog::append_to_active(const std::vector<Record>& records) {
+  append_records(records, [](const Record& r) -> const Record& { return r; });
+}
 void PartitionLog::append_to_active(std::vector<Record>&& records) {
-  sim::File& file = active_segment_file();
-  SegmentInfo& active = segments_.back();
-  const sim::Time now = ctx_.now();
-  for (Record& r : records) {
-    file.append(encode_record(r), now);
-    add_to_segment(active, r);
-    bytes_through_.push_back((bytes_through_.empty() ? 0 : bytes_through_.back()) + r.size);
-    records_.push_back(std::move(r));
-  }
-  unflushed_messages_ += static_cast<int64_t>(records.size());
+  append_records(records, [](Record& r) -> Record&& { return std::move(r); });
 }
 
 // --- truncation --------------------------------------------------------------

@@ -59,6 +59,8 @@ struct Record {
 // record (a torn write). The encoded length is not Record::size: the model
 // counts only the latter.
 std::string encode_record(const Record& r);
+// The same bytes, appended to `out`.
+void encode_record_into(const Record& r, std::string& out);
 std::optional<Record> decode_record(std::string_view s);
 
 struct SegmentInfo {
@@ -200,6 +202,9 @@ class PartitionLog {
   // Writes `records` (offsets already log_end() onward) to the active segment.
   void append_to_active(const std::vector<Record>& records);
   void append_to_active(std::vector<Record>&& records);
+  // Both of the above: `take(r)` gives what goes into records_ (a copy or a move).
+  template <typename Records, typename Take>
+  void append_records(Records& records, Take take);
   // LeaderEpochFileCache.assign without the checkpoint write; false if ignored.
   bool assign_epoch_entry(LeaderEpoch epoch, Offset start);
   // Moves log_start_ up to `o` (<= log_end()), dropping records from memory.

@@ -84,6 +84,32 @@ TEST(Disk, AppendsAreVisibleAtOnceButNotDurable) {
   EXPECT_FALSE(f.dirty());
 }
 
+TEST(Disk, AppendWithWritesOneRecordInPlace) {
+  EventLoop loop;
+  Disk disk(loop, without_writeback(0), Rng(1));
+  File& f = disk.open("log");
+  f.append("a", loop.now());
+  f.append_with(loop.now(), [](std::string& bytes) { bytes += "bc"; });
+  f.append_with(loop.now(), [](std::string&) {});  // an empty record is a record
+  f.append("d", loop.now());
+  EXPECT_EQ(data_of(f), (std::vector<std::string>{"a", "bc", "", "d"}));
+  for (const sim::Record& r : f.records()) EXPECT_TRUE(r.intact);
+  EXPECT_EQ(f.durable_size(), 0u);
+}
+
+TEST(Disk, RemovalsCountEveryRemovedFile) {
+  EventLoop loop;
+  Disk disk(loop, without_writeback(0), Rng(1));
+  disk.open("a");
+  disk.open("b");
+  EXPECT_EQ(disk.removals(), 0u);
+  disk.remove("a");
+  disk.remove("nothing");  // no file, nothing removed
+  EXPECT_EQ(disk.removals(), 1u);
+  disk.remove("b");
+  EXPECT_EQ(disk.removals(), 2u);
+}
+
 TEST(Disk, OpenReturnsTheSameFileAndFindDoesNotCreate) {
   EventLoop loop;
   Disk disk(loop, DiskOptions{}, Rng(1));
