@@ -169,8 +169,13 @@ void PollLoop::complete() {
   ctx_.cancel(timer_);
   waiting_ = false;
   const size_t n = std::min(buffer_.size(), options_.max_records);
-  std::vector<ConsumedRecord> out(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(n));
-  buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(n));
+  std::vector<ConsumedRecord> out;
+  if (n == buffer_.size()) {
+    out.swap(buffer_);  // the usual case: the poll takes everything buffered
+  } else {
+    out.assign(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(n));
+    buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(n));
+  }
   recorder_.poll_ok(ctx_.now().us(), out);
   if (deliver_) deliver_(out);
   begin();
