@@ -1141,7 +1141,7 @@ void Broker::handle_produce(const ProduceRequest& r, Reply reply) {
                 b.producer_id == kNoProducerId ? -1 : b.base_sequence + i;
           }
           pr.base_offset = p->log().append_as_leader(std::move(records), p->leader_epoch(), now_ms);
-          p->record_producers(p->log().read(pr.base_offset, p->log().log_end(), INT64_MAX));
+          p->record_producers_from(pr.base_offset);
           required[b.tp] = pr.base_offset + count;
           p->maybe_increment_high_watermark();
           break;

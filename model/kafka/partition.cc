@@ -157,17 +157,18 @@ SequenceCheck Partition::check_sequence(ProducerId pid, int16_t epoch, int32_t f
   return first_seq == last + 1 ? SequenceCheck::append : SequenceCheck::out_of_order;
 }
 
-void Partition::record_producers(const std::vector<Record>& records) {
-  for (size_t i = 0; i < records.size();) {
-    const Record& r = records[i];
+template <typename At>
+void Partition::record_producers_by(size_t n, At records) {
+  for (size_t i = 0; i < n;) {
+    const Record& r = records(i);
     if (r.producer_id == kNoProducerId) {
       ++i;
       continue;
     }
     size_t j = i + 1;
-    while (j < records.size() && records[j].producer_id == r.producer_id &&
-           records[j].producer_epoch == r.producer_epoch &&
-           records[j].sequence == records[j - 1].sequence + 1) {
+    while (j < n && records(j).producer_id == r.producer_id &&
+           records(j).producer_epoch == r.producer_epoch &&
+           records(j).sequence == records(j - 1).sequence + 1) {
       ++j;
     }
     ProducerEntry& e = producers_[r.producer_id];
@@ -175,16 +176,28 @@ void Partition::record_producers(const std::vector<Record>& records) {
       e.epoch = r.producer_epoch;
       e.batches.clear();
     }
-    e.batches.push_back({r.sequence, records[j - 1].sequence, r.offset});
+    e.batches.push_back({r.sequence, records(j - 1).sequence, r.offset});
     while (e.batches.size() > kProducerBatchesKept) e.batches.pop_front();
     i = j;
   }
 }
 
+void Partition::record_producers(const std::vector<Record>& records) {
+  record_producers_by(records.size(), [&records](size_t i) -> const Record& { return records[i]; });
+}
+
+void Partition::record_producers_from(Offset from) {
+  const Offset start = std::max(from, log_->log_start());
+  const int64_t n = log_->log_end() - start;
+  if (n <= 0) return;
+  record_producers_by(static_cast<size_t>(n),
+                      [this, start](size_t i) -> const Record& { return *log_->at(start + static_cast<int64_t>(i)); });
+}
+
 void Partition::rebuild_producers() {
   producers_.clear();
   if (log_->empty()) return;
-  record_producers(log_->read(log_->log_start(), log_->log_end(), INT64_MAX));
+  record_producers_from(log_->log_start());
 }
 
 }  // namespace kafka

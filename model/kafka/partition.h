@@ -108,6 +108,8 @@ class Partition {
                                int32_t last_seq, Offset* duplicate_offset) const;
   // Updates producer state from records just appended (leader or follower).
   void record_producers(const std::vector<Record>& records);
+  // The same for this replica's log from `from` to its end, read in place.
+  void record_producers_from(Offset from);
   // Rebuilds producer state from the whole log (after a truncation or a load).
   void rebuild_producers();
   const std::map<ProducerId, ProducerEntry>& producers() const { return producers_; }
@@ -118,6 +120,9 @@ class Partition {
   bool needs_truncation = false;
 
  private:
+  // record_producers over records(0) .. records(n - 1).
+  template <typename At>
+  void record_producers_by(size_t n, At records);
   TopicPartition tp_;
   std::unique_ptr<PartitionLog> log_;
   BrokerId local_;
