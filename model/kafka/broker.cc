@@ -434,23 +434,28 @@ void Broker::on_connect_failed(sim::SocketId s, sim::ConnectError e) {
 }
 
 void Broker::on_message(sim::SocketId s, sim::Payload& p) {
+  // A request can only have come in on one of the listener's connections
+  // (the clients below only ever receive answers and ZooKeeper messages):
+  // it is served without asking each client whether the socket is its own.
+  if (auto* frame = sim::payload_cast<RequestFrame>(&p)) {
+    if (auto it = connections_.find(s); it != connections_.end()) {
+      ServerConnection& c = it->second;
+      if (!c.busy && c.pending.empty()) {
+        serve(s, c, *frame);
+        return;
+      }
+      c.pending.push_back(std::move(*frame));
+      if (!c.busy) dispatch(s);
+      return;
+    }
+  }
   if (zk_ && zk_->on_message(s, p)) return;
   for (auto& old : old_zk_) {
     if (old->on_message(s, p)) return;
   }
   if (controller_ && controller_->channel().on_message(s, p)) return;
   if (fetch_client_->on_message(s, p)) return;
-  if (shutdown_client_->on_message(s, p)) return;
-  auto* frame = sim::payload_cast<RequestFrame>(&p);
-  auto it = connections_.find(s);
-  if (frame == nullptr || it == connections_.end()) return;
-  ServerConnection& c = it->second;
-  if (!c.busy && c.pending.empty()) {
-    serve(s, c, *frame);
-    return;
-  }
-  c.pending.push_back(std::move(*frame));
-  if (!c.busy) dispatch(s);
+  shutdown_client_->on_message(s, p);
 }
 
 void Broker::on_closed(sim::SocketId s, sim::CloseReason r) {
