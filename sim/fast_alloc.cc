@@ -6,17 +6,6 @@
 #include <cstdlib>
 #include <new>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define KAFKASIM_FAST_ALLOC 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KAFKASIM_FAST_ALLOC 0
-#endif
-#endif
-#ifndef KAFKASIM_FAST_ALLOC
-#define KAFKASIM_FAST_ALLOC 1
-#endif
-
 #if KAFKASIM_FAST_ALLOC
 
 namespace {
@@ -73,6 +62,7 @@ void* allocate(size_t n) {
     return carve(size_class);
   }
   ++cache.stats.large_allocations;
+  if (n > SIZE_MAX - sizeof(Header)) throw std::bad_alloc();  // the header would wrap the size
   void* raw = std::malloc(sizeof(Header) + n);
   if (raw == nullptr) throw std::bad_alloc();
   ::new (raw) Header{0, 0};

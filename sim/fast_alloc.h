@@ -28,6 +28,19 @@
 #include <cstddef>
 #include <cstdint>
 
+// 1 where the replacement is compiled in (fast_alloc.cc), 0 under
+// AddressSanitizer (GCC's macro, or Clang's feature test).
+#if defined(__SANITIZE_ADDRESS__)
+#define KAFKASIM_FAST_ALLOC 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KAFKASIM_FAST_ALLOC 0
+#endif
+#endif
+#ifndef KAFKASIM_FAST_ALLOC
+#define KAFKASIM_FAST_ALLOC 1
+#endif
+
 namespace sim::fast_alloc {
 
 inline constexpr size_t kMaxSmall = 512;

@@ -19,11 +19,18 @@ namespace {
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 TEST(FastAlloc, IsInUseOutsideTheSanitizer) {
-#if defined(__SANITIZE_ADDRESS__)
-  EXPECT_FALSE(sim::fast_alloc::active());
-#else
+#if KAFKASIM_FAST_ALLOC
   EXPECT_TRUE(sim::fast_alloc::active());
+#else
+  EXPECT_FALSE(sim::fast_alloc::active());
 #endif
+}
+
+TEST(FastAlloc, ASizeTheHeaderWouldWrapIsRefused) {
+  if (!sim::fast_alloc::active()) GTEST_SKIP() << "the sanitizer's allocator is in use";
+  volatile size_t huge = SIZE_MAX - 8;  // not a constant: the compiler would warn
+  EXPECT_THROW((void)::operator new(huge), std::bad_alloc);
+  EXPECT_EQ(::operator new(huge, std::nothrow), nullptr);
 }
 
 TEST(FastAlloc, EverySizeGetsAnAlignedBlockOfItsOwn) {
