@@ -7,9 +7,7 @@ namespace sim {
 
 void File::append(std::string_view data, bool intact, Time now) {
   bytes_.append(data);
-  ends_.push_back(bytes_.size());
-  intact_.push_back(intact);
-  written_at_.push_back(now);
+  end_record(intact, now);
 }
 
 void File::cut(size_t n) {

@@ -126,9 +126,7 @@ class File {
   template <typename Write>
   void append_with(Time now, Write&& write) {
     write(bytes_);
-    ends_.push_back(bytes_.size());
-    intact_.push_back(true);
-    written_at_.push_back(now);
+    end_record(true, now);
   }
   // Keeps the first `n` records.
   void truncate(size_t n, Time now);
@@ -138,6 +136,12 @@ class File {
  private:
   friend class Disk;
   void append(std::string_view data, bool intact, Time now);
+  // Closes the record whose bytes were just appended to bytes_.
+  void end_record(bool intact, Time now) {
+    ends_.push_back(bytes_.size());
+    intact_.push_back(intact);
+    written_at_.push_back(now);
+  }
   // Drops every record from `n` on (no bookkeeping of what the platter holds).
   void cut(size_t n);
   // Makes the first `n` current records durable (an fsync or a writeback).

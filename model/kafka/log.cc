@@ -416,17 +416,19 @@ std::pair<size_t, size_t> PartitionLog::read_range(Offset from, Offset upto, int
   const auto last = static_cast<size_t>(hi - log_start_);
   const int64_t before = bytes_through_[first] - records_[first].size;
   size_t end = last;
-  if (max_bytes < INT64_MAX - before && last - first <= 8) {
-    // A fetch mostly finds a record or two: walk them (the same answer as
-    // the binary search below).
-    end = first + 1;
-    while (end < last && bytes_through_[end] <= before + max_bytes) ++end;
-  } else if (max_bytes < INT64_MAX - before) {
-    const auto base = bytes_through_.begin();
-    end = static_cast<size_t>(std::upper_bound(base + static_cast<std::ptrdiff_t>(first) + 1,
-                                               base + static_cast<std::ptrdiff_t>(last),
-                                               before + max_bytes) -
-                              base);
+  if (max_bytes < INT64_MAX - before) {
+    const int64_t limit = before + max_bytes;
+    if (last - first <= 8) {
+      // A fetch mostly finds a record or two: walk them (the same answer as
+      // the binary search).
+      end = first + 1;
+      while (end < last && bytes_through_[end] <= limit) ++end;
+    } else {
+      const auto base = bytes_through_.begin();
+      end = static_cast<size_t>(std::upper_bound(base + static_cast<std::ptrdiff_t>(first) + 1,
+                                                 base + static_cast<std::ptrdiff_t>(last), limit) -
+                                base);
+    }
   }
   return {first, end};
 }

@@ -36,11 +36,9 @@ void NetworkClient::send(int32_t node, const NodeAddress& address, Request reque
   if (conn->socket && conn->connected && conn->queued.empty() &&
       static_cast<int32_t>(conn->in_flight.size()) < options_.max_in_flight) {
     // What pump would do at once, without the trip through the queue.
-    ctx_.send(*conn->socket, RequestFrame{correlation_id, std::move(request)});
-    if (expect_response) {
-      conn->in_flight.push_back(InFlight{correlation_id, std::move(done), deadline});
-    } else {
-      done(SendError::none, nullptr);
+    if (auto sent = transmit(*conn, correlation_id, std::move(request), std::move(done), deadline,
+                             expect_response)) {
+      (*sent)(SendError::none, nullptr);
     }
     return;
   }
@@ -70,15 +68,22 @@ void NetworkClient::pump(int32_t node) {
          static_cast<int32_t>(c.in_flight.size()) < options_.max_in_flight) {
     Waiting w = std::move(c.queued.front());
     c.queued.pop_front();
-    // The request is not needed once it is on the wire.
-    ctx_.send(*c.socket, RequestFrame{w.correlation_id, std::move(w.request)});
-    if (!w.expect_response) {
-      sent_without_answer.push_back(std::move(w.done));
-      continue;
+    if (auto sent = transmit(c, w.correlation_id, std::move(w.request), std::move(w.done), w.deadline,
+                             w.expect_response)) {
+      sent_without_answer.push_back(std::move(*sent));
     }
-    c.in_flight.push_back(InFlight{w.correlation_id, std::move(w.done), w.deadline});
   }
   for (Completion& done : sent_without_answer) done(SendError::none, nullptr);
+}
+
+std::optional<NetworkClient::Completion> NetworkClient::transmit(Connection& c, int32_t correlation_id,
+                                                                 Request&& request, Completion&& done,
+                                                                 sim::Time deadline, bool expect_response) {
+  // The request is not needed once it is on the wire.
+  ctx_.send(*c.socket, RequestFrame{correlation_id, std::move(request)});
+  if (!expect_response) return std::move(done);
+  c.in_flight.push_back(InFlight{correlation_id, std::move(done), deadline});
+  return std::nullopt;
 }
 
 void NetworkClient::fail(int32_t node, SendError first, std::optional<int32_t> first_id,

@@ -86,6 +86,11 @@ class NetworkClient {
     std::vector<InFlight> in_flight;  // ascending correlation id (the order sent)
   };
   void pump(int32_t node);
+  // Puts one request on `c`'s socket (connected, with room in flight). One
+  // that expects an answer joins in_flight; for one that does not, its
+  // completion is returned, for the caller to run once it is done sending.
+  std::optional<Completion> transmit(Connection& c, int32_t correlation_id, Request&& request,
+                                     Completion&& done, sim::Time deadline, bool expect_response);
   void fail(int32_t node, SendError first, std::optional<int32_t> first_id, SendError rest);
   // Request timeouts: one timer for the client, due at the earliest deadline
   // of a request not yet answered (sim::DeadlineTimer).
