@@ -147,6 +147,8 @@ void Invariants::run(bool all) {
       std::fill(slot.partition_order.begin(), slot.partition_order.end(), kUnknown);
       slot.partition_order.resize(b->partition_map().size(), kUnknown);
       slot.partition_generation = b->partitions_generation();
+      // A partition object may have gone and another taken its address.
+      for (Led& l : slot.led) l.checked = nullptr;
     }
     size_t i = 0;
     for (const auto& [tp, owned] : b->partition_map()) {
@@ -160,6 +162,11 @@ void Invariants::run(bool all) {
       if (index == kUnknown) index = index_of(tp);
       if (index >= slot.led.size()) slot.led.resize(partitions_.size());
       Led& led = slot.led[index];
+      const uint64_t version = p->state_version();
+      const int64_t log_end = p->log().log_end().value;
+      if (!all && led.checked == p && led.checked_version == version && led.checked_log_end == log_end) {
+        continue;
+      }
       const int64_t leader_epoch = p->leader_epoch().value;
       for (BrokerId r : isr) {
         SIM_ASSERT(std::find(p->replicas().begin(), p->replicas().end(), r) != p->replicas().end(),
@@ -216,6 +223,9 @@ void Invariants::run(bool all) {
       }
       led.leader_epoch = leader_epoch;
       led.hw = p->high_watermark().value;
+      led.checked = p;
+      led.checked_version = version;
+      led.checked_log_end = log_end;
     }
   }
 }

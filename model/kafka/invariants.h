@@ -39,6 +39,7 @@
 namespace kafka {
 
 class Broker;
+class Partition;
 
 class Invariants {
  public:
@@ -50,7 +51,10 @@ class Invariants {
   // partitions are checked again only if its process's code ran or its
   // lifecycle changed since the last look (sim::World::activity) — those
   // checks depend on nothing else, and repeating them on unchanged state
-  // finds nothing new. A controller's view is checked again when its broker
+  // finds nothing new. Within a touched broker, a led partition whose object,
+  // Partition::state_version and log end are as at its last full check is
+  // passed over: the same inputs give the same verdict (host power losses
+  // only ever relax a check). A controller's view is checked again when its broker
   // was touched or when the record it is compared with (the highest leader
   // epochs seen, the newest controller epoch) moved since its last check;
   // otherwise the check would repeat itself exactly. The first
@@ -78,6 +82,12 @@ class Invariants {
     int64_t hw = 0;
     uint64_t incarnation = 0;
     std::vector<Heard> heard;
+    // The partition object, its Partition::state_version and its log end
+    // when last checked in full (object null: not since the broker's
+    // partitions last came or went). The same three again: nothing to check.
+    const Partition* checked = nullptr;
+    uint64_t checked_version = 0;
+    int64_t checked_log_end = -1;
   };
   struct Slot {
     BrokerId id = kNoBroker;

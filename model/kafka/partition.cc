@@ -19,6 +19,7 @@ Partition::Partition(TopicPartition tp, std::unique_ptr<PartitionLog> log, Broke
 }
 
 void Partition::make_leader(const PartitionState& s, int64_t now_ms) {
+  ++state_version_;
   pending_isr_.clear();
   const bool new_epoch = s.leader_epoch != leader_epoch_ || leader_ != local_;
   leader_ = local_;
@@ -47,6 +48,7 @@ void Partition::make_leader(const PartitionState& s, int64_t now_ms) {
 }
 
 void Partition::make_follower(const PartitionState& s) {
+  ++state_version_;
   pending_isr_.clear();
   leader_ = s.leader;
   leader_epoch_ = s.leader_epoch;
@@ -59,15 +61,18 @@ void Partition::make_follower(const PartitionState& s) {
 }
 
 void Partition::set_isr(std::vector<BrokerId> isr, int32_t zk_version) {
+  ++state_version_;
   isr_ = std::move(isr);
   zk_version_ = zk_version;
 }
 
 void Partition::set_follower_high_watermark(Offset leader_hw) {
+  ++state_version_;
   high_watermark_ = std::min(leader_hw, log_->log_end());
 }
 
 void Partition::set_checkpointed_high_watermark(Offset hw) {
+  ++state_version_;
   high_watermark_ = std::min(hw, log_->log_end());
 }
 
@@ -92,6 +97,7 @@ bool Partition::maybe_increment_high_watermark() {
   }
   if (candidate > high_watermark_) {
     high_watermark_ = candidate;
+    ++state_version_;
     return true;
   }
   return false;
@@ -107,6 +113,7 @@ void Partition::update_follower(BrokerId replica, Offset fetch_offset, int64_t n
   } else if (f.last_fetch_leader_log_end.value >= 0 && fetch_offset >= f.last_fetch_leader_log_end) {
     f.last_caught_up_ms = std::max(f.last_caught_up_ms, f.last_fetch_ms);
   }
+  if (f.log_end != fetch_offset) ++state_version_;
   f.log_end = fetch_offset;
   f.last_fetch_leader_log_end = leader_end;
   f.last_fetch_ms = now_ms;

@@ -114,6 +114,12 @@ class Partition {
   void rebuild_producers();
   const std::map<ProducerId, ProducerEntry>& producers() const { return producers_; }
 
+  // Raised by every change to what kafka::Invariants reads here: the role,
+  // leader epoch, replicas, ISR, high watermark and the followers' log end
+  // offsets (the log's own end is read directly). A check that finds the
+  // same object at the same version and log end has nothing new to check.
+  uint64_t state_version() const { return state_version_; }
+
   // A ZooKeeper write of this partition's ISR is in flight.
   bool isr_write_in_flight = false;
   // The follower's fetch position and whether it must truncate first.
@@ -137,6 +143,7 @@ class Partition {
   Offset high_watermark_{0};
   std::map<BrokerId, FollowerState> followers_;
   std::map<ProducerId, ProducerEntry> producers_;
+  uint64_t state_version_ = 0;
 };
 
 }  // namespace kafka
