@@ -1099,11 +1099,11 @@ void Broker::handle_offsets_for_leader_epoch(const OffsetsForLeaderEpochRequest&
 
 // --- produce -------------------------------------------------------------------------------
 
-void Broker::handle_produce(const ProduceRequest& r, Reply reply) {
+void Broker::handle_produce(ProduceRequest& r, Reply reply) {
   ProduceResponse resp;
   std::map<TopicPartition, Offset> required;
   const int64_t now_ms = ctx().now().us() / 1000;
-  for (const ProduceBatch& b : r.batches) {
+  for (ProduceBatch& b : r.batches) {
     ProducePartitionResponse pr;
     pr.tp = b.tp;
     Partition* p = find_partition(b.tp);
@@ -1138,7 +1138,8 @@ void Broker::handle_produce(const ProduceRequest& r, Reply reply) {
           pr.error = ErrorCode::invalid_producer_epoch;
           break;
         case SequenceCheck::append: {
-          std::vector<Record> records = b.records;
+          // The request is spent once handled: its records are taken, not copied.
+          std::vector<Record> records = std::move(b.records);
           for (int32_t i = 0; i < count; ++i) {
             records[static_cast<size_t>(i)].producer_id = b.producer_id;
             records[static_cast<size_t>(i)].producer_epoch = b.producer_epoch;
@@ -1172,7 +1173,7 @@ void Broker::handle_produce(const ProduceRequest& r, Reply reply) {
     };
   }
   if (r.acks != -1 || required.empty()) {
-    reply(resp);
+    reply(std::move(resp));
     return;
   }
   const uint64_t id = next_delayed_id_++;

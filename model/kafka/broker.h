@@ -129,7 +129,8 @@ class Broker final : public sim::Process {
   void handle_stop_replica(const StopReplicaRequest& r, Reply reply);
   void handle_fetch(FetchRequest r, Reply reply);
   void handle_offsets_for_leader_epoch(const OffsetsForLeaderEpochRequest& r, Reply reply);
-  void handle_produce(const ProduceRequest& r, Reply reply);
+  // Takes the records out of `r`: a request is spent once handled.
+  void handle_produce(ProduceRequest& r, Reply reply);
   void handle_metadata(const MetadataRequest& r, Reply reply);
   void handle_list_offsets(const ListOffsetsRequest& r, Reply reply);
   void handle_create_topics(const CreateTopicsRequest& r, Reply reply);
