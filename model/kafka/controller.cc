@@ -263,7 +263,7 @@ void Controller::load_topics(const std::vector<std::string>& topics, Done done) 
                   if (e == zk::Error::ok) {
                     if (auto a = znodes::decode_assignment(data)) {
                       for (const auto& [p, replicas] : *a) {
-                        partitions_[{topic, p}].replicas = replicas;
+                        change_partition({topic, p}).replicas = replicas;
                       }
                     }
                   }
@@ -286,7 +286,7 @@ void Controller::load_states(std::vector<TopicPartition> tps, Done done) {
     zk_get_data(znodes::partition_state_path(tp), false,
                 [this, tp, step](zk::Error e, const std::string& data,
                                  const std::optional<zk::Stat>& stat) {
-                  PartitionInfo& info = partitions_[tp];
+                  PartitionInfo& info = change_partition(tp);
                   if (e == zk::Error::ok && stat) {
                     info.state = znodes::decode_partition_state(data);
                     info.zk_version = stat->version;
@@ -512,7 +512,7 @@ void Controller::create_partitions(std::vector<TopicPartition> tps, const BatchP
   // live replica is in the ISR, leader epoch 0.
   std::vector<TopicPartition> creatable;
   for (const TopicPartition& tp : tps) {
-    const PartitionInfo& info = partitions_[tp];
+    const PartitionInfo& info = change_partition(tp);
     bool any_live = false;
     for (BrokerId r : info.replicas) any_live = any_live || alive(r);
     if (any_live) {
@@ -526,7 +526,7 @@ void Controller::create_partitions(std::vector<TopicPartition> tps, const BatchP
     // Parents first (ignoring NODEEXISTS), then the state under the fence.
     zk_create(znodes::partitions_path(tp.topic), "", [this, tp, batch, step](zk::Error, const std::string&) {
       zk_create(znodes::partition_path(tp), "", [this, tp, batch, step](zk::Error, const std::string&) {
-        const PartitionInfo& info = partitions_[tp];
+        const PartitionInfo& info = change_partition(tp);
         znodes::LeaderAndIsr s;
         for (BrokerId r : info.replicas) {
           if (!alive(r)) continue;
@@ -539,7 +539,7 @@ void Controller::create_partitions(std::vector<TopicPartition> tps, const BatchP
                                znodes::encode_partition_state(s), zk::CreateMode::persistent}},
                  [this, tp, s, batch, step](zk::Error e, const std::vector<zk::Error>&) {
                    if (e == zk::Error::ok) {
-                     PartitionInfo& info = partitions_[tp];
+                     PartitionInfo& info = change_partition(tp);
                      info.state = s;
                      info.zk_version = 0;
                      trace_state(tp, "new");
@@ -549,7 +549,7 @@ void Controller::create_partitions(std::vector<TopicPartition> tps, const BatchP
                    }
                    // Someone (an earlier controller) created it: adopt it.
                    load_states({tp}, [this, tp, batch, step] {
-                     if (partitions_[tp].state) add_leader_and_isr(batch, tp);
+                     if (change_partition(tp).state) add_leader_and_isr(batch, tp);
                      step();
                    });
                  });
@@ -573,7 +573,7 @@ void Controller::on_isr_change(Done done) {
                       load_states(tps, [this, tps, done] {
                         auto batch = std::make_shared<Batch>();
                         for (const TopicPartition& tp : tps) {
-                          if (partitions_[tp].state) batch->metadata.insert(tp);
+                          if (change_partition(tp).state) batch->metadata.insert(tp);
                         }
                         send(*batch);
                         done();
@@ -723,7 +723,7 @@ void Controller::update_states(std::vector<TopicPartition> tps, Decide decide,
     load_states(again, [this, retry, again, decide, batch, done, attempt] {
       std::vector<TopicPartition> redo;
       for (const TopicPartition& tp : again) {
-        const PartitionInfo& info = partitions_[tp];
+        const PartitionInfo& info = change_partition(tp);
         if (info.state && *info.state == retry->at(tp)) {
           trace_state(tp, "controller");
           add_leader_and_isr(batch, tp);
@@ -735,13 +735,13 @@ void Controller::update_states(std::vector<TopicPartition> tps, Decide decide,
     });
   });
   for (auto& [tp, next] : writes) {
-    const int32_t version = partitions_[tp].zk_version;
+    const int32_t version = change_partition(tp).zk_version;
     zk_multi({zk::SetDataOp{path(znodes::partition_state_path(tp)),
                             znodes::encode_partition_state(next), version}},
              [this, tp = tp, next = next, batch, retry, step](zk::Error e,
                                                               const std::vector<zk::Error>&) {
                if (e == zk::Error::ok) {
-                 PartitionInfo& info = partitions_[tp];
+                 PartitionInfo& info = change_partition(tp);
                  info.state = next;
                  info.zk_version += 1;
                  trace_state(tp, "controller");

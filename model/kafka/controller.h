@@ -85,6 +85,9 @@ class Controller {
     int32_t zk_version = -1;
   };
   const std::map<TopicPartition, PartitionInfo>& partitions() const { return partitions_; }
+  // Raised whenever partitions() may have changed (kafka::Invariants checks
+  // an unchanged view only once).
+  uint64_t partitions_version() const { return partitions_version_; }
 
  private:
   using Done = std::function<void()>;
@@ -162,6 +165,12 @@ class Controller {
   std::set<std::string> topics_;
   std::map<std::string, std::map<std::string, std::string>> topic_configs_;
   std::map<TopicPartition, PartitionInfo> partitions_;
+  uint64_t partitions_version_ = 0;
+  // Every access to partitions_ that may insert or write goes through here.
+  PartitionInfo& change_partition(const TopicPartition& tp) {
+    ++partitions_version_;
+    return partitions_[tp];
+  }
   sim::TimerId rebalance_timer_;
 };
 

@@ -90,11 +90,15 @@ void Invariants::run(bool all) {
     const Broker* b = slot.broker;
     if (b == nullptr) continue;
     const Controller* ctl = b->controller();
-    // An untouched controller whose view was checked against the same
-    // record (no leader epoch raised, no newer controller since) would pass
-    // the same way again.
-    const bool same_view = !all && !slot.touched && slot.controller_checked &&
-                           slot.checked_view_version == view_version_;
+    // A controller view checked against the same record (no leader epoch
+    // raised, no newer controller since) would pass the same way again if
+    // its broker was not touched, or if it is the same controller (object
+    // and epoch) with its partitions unchanged (Controller::partitions_version).
+    const bool same_record = !all && slot.controller_checked && slot.checked_view_version == view_version_;
+    const bool same_view =
+        same_record && (!slot.touched || (ctl != nullptr && slot.checked_controller == ctl &&
+                                          slot.checked_controller_epoch == ctl->epoch().value &&
+                                          slot.checked_partitions_version == ctl->partitions_version()));
     if (ctl != nullptr && !same_view) {
       // Entries of controllers_ never change: once this broker is on record
       // for its epoch, looking again would find itself.
@@ -132,6 +136,9 @@ void Invariants::run(bool all) {
       }
       slot.controller_checked = true;
       slot.checked_view_version = view_version_;
+      slot.checked_controller = ctl;
+      slot.checked_controller_epoch = ctl->epoch().value;
+      slot.checked_partitions_version = ctl->partitions_version();
     } else if (ctl == nullptr) {
       slot.controller_checked = false;
     }

@@ -39,6 +39,7 @@
 namespace kafka {
 
 class Broker;
+class Controller;
 class Partition;
 
 class Invariants {
@@ -54,8 +55,9 @@ class Invariants {
   // finds nothing new. Within a touched broker, a led partition whose object,
   // Partition::state_version and log end are as at its last full check is
   // passed over: the same inputs give the same verdict (host power losses
-  // only ever relax a check). A controller's view is checked again when its broker
-  // was touched or when the record it is compared with (the highest leader
+  // only ever relax a check). A controller's view is checked again when its
+  // partitions changed (Controller::partitions_version, or another controller)
+  // or when the record it is compared with (the highest leader
   // epochs seen, the newest controller epoch) moved since its last check;
   // otherwise the check would repeat itself exactly. The first
   // event of every run_until/step call checks everything, since code outside
@@ -103,6 +105,11 @@ class Invariants {
     // Its controller view was checked when view_version_ was this.
     bool controller_checked = false;
     uint64_t checked_view_version = 0;
+    // Which controller view that was: the object, its epoch (a new controller
+    // always has a new one) and Controller::partitions_version.
+    const Controller* checked_controller = nullptr;
+    int64_t checked_controller_epoch = -1;
+    uint64_t checked_partitions_version = 0;
     // Dense index of the i-th entry of partition_map() / the controller's
     // partitions() at the last check (kUnknown: not yet known).
     std::vector<uint32_t> partition_order;

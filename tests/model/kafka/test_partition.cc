@@ -752,5 +752,43 @@ TEST(KafkaPartitionProducers, ANewPartitionObjectRebuildsProducersFromItsLog) {
   EXPECT_EQ(bed.check(5, 5), SequenceCheck::append);
 }
 
+// --- state_version ---------------------------------------------------------------
+
+// kafka::Invariants passes over a led partition whose state_version and log end
+// are as at its last check: every change to what it reads must raise the
+// version, and a fetch that reports nothing new need not.
+TEST(KafkaPartitionStateVersion, RisesWithEveryChangeTheInvariantsRead) {
+  Bed bed;
+  bed.produce(4);
+  uint64_t last = bed.p().state_version();
+  auto rose = [&] {
+    const uint64_t now = bed.p().state_version();
+    const bool up = now > last;
+    last = now;
+    return up;
+  };
+  bed.p().make_leader(state(kLocal, LeaderEpoch{1}, {1, 2}), 1000);
+  EXPECT_TRUE(rose()) << "make_leader";
+  bed.p().update_follower(2, Offset{4}, 1100);
+  EXPECT_TRUE(rose()) << "a follower's log end moved";
+  bed.p().update_follower(2, Offset{4}, 1200);
+  EXPECT_FALSE(rose()) << "the same log end again";
+  bed.produce(1, LeaderEpoch{1});
+  bed.p().update_follower(2, Offset{5}, 1300);
+  EXPECT_TRUE(rose());
+  EXPECT_TRUE(bed.p().maybe_increment_high_watermark());
+  EXPECT_TRUE(rose()) << "high watermark";
+  EXPECT_FALSE(bed.p().maybe_increment_high_watermark());
+  EXPECT_FALSE(rose()) << "a high watermark that stays";
+  bed.p().set_isr({1, 2, 3}, 1);
+  EXPECT_TRUE(rose()) << "set_isr";
+  bed.p().set_checkpointed_high_watermark(Offset{2});
+  EXPECT_TRUE(rose()) << "set_checkpointed_high_watermark";
+  bed.p().make_follower(state(2, LeaderEpoch{2}, {2, 3}));
+  EXPECT_TRUE(rose()) << "make_follower";
+  bed.p().set_follower_high_watermark(Offset{3});
+  EXPECT_TRUE(rose()) << "set_follower_high_watermark";
+}
+
 }  // namespace
 }  // namespace kafka
