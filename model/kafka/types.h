@@ -4,8 +4,10 @@
 // broker's log.
 #pragma once
 
+#include <bit>
 #include <compare>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -40,19 +42,49 @@ using ProducerId = int64_t;
 inline constexpr ProducerId kNoProducerId = -1;
 inline constexpr LeaderEpoch kNoLeaderEpoch{-1};
 
+namespace detail {
+// sizeof(T) bytes at p as a big-endian unsigned number: compared as numbers,
+// two such words order as their bytes do one by one (as unsigned chars).
+template <typename T>
+inline T load_big_endian(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  if constexpr (std::endian::native == std::endian::little) {
+    if constexpr (sizeof(T) == 8) {
+      v = __builtin_bswap64(v);
+    } else {
+      v = __builtin_bswap32(v);
+    }
+  }
+  return v;
+}
+}  // namespace detail
+
 struct TopicPartition {
   std::string topic;
   int32_t partition = 0;
   // The order of the defaulted comparison (topic bytes as unsigned chars, a
   // prefix first, then partition), written out: TopicPartition keys most of
-  // the model's maps and its topics are short, so an inline loop beats a
-  // call to memcmp on every comparison.
+  // the model's maps and its topics are short, so an inline compare beats a
+  // call to memcmp. Eight, then four bytes are compared at a time.
   friend std::strong_ordering operator<=>(const TopicPartition& a, const TopicPartition& b) {
     const size_t n = a.topic.size() < b.topic.size() ? a.topic.size() : b.topic.size();
     const char* x = a.topic.data();
     const char* y = b.topic.data();
     if (x != y) {
-      for (size_t i = 0; i < n; ++i) {
+      size_t i = 0;
+      for (; i + 8 <= n; i += 8) {
+        const uint64_t u = detail::load_big_endian<uint64_t>(x + i);
+        const uint64_t v = detail::load_big_endian<uint64_t>(y + i);
+        if (u != v) return u <=> v;
+      }
+      if (i + 4 <= n) {
+        const uint32_t u = detail::load_big_endian<uint32_t>(x + i);
+        const uint32_t v = detail::load_big_endian<uint32_t>(y + i);
+        if (u != v) return u <=> v;
+        i += 4;
+      }
+      for (; i < n; ++i) {
         if (x[i] != y[i]) {
           return static_cast<unsigned char>(x[i]) <=> static_cast<unsigned char>(y[i]);
         }

@@ -26,6 +26,12 @@ TEST(TopicPartitionOrder, MatchesStringThenPartitionOnEdgeCases) {
       {"b", 0},        {"mytopic", 0},   {"mytopic", 1},    {"mytopic2", 0},   {"mytopiZ", 5},
       {"\xff", 0},     {"\x7f", 0},      {std::string("a\0b", 3), 0},          {"a", 2147483647},
       {"__consumer_offsets", 49},        {"__consumer_offsets", 7},
+      // Differences inside the 8- and 4-byte words the comparison loads, and
+      // in the bytes after them, with high bytes that a signed compare would
+      // put first.
+      {"abcdefgh", 0}, {"abcdefgh\x80", 0}, {"abcdefgh\x7f", 0}, {"abcdefg\xff", 0},
+      {"abcdefghijkl", 0}, {"abcdefghijkm", 0}, {"abcdefghijk", 0}, {"abcdefghijklmnop", 0},
+      {"abcdefghijklmnoq", 0}, {"abcd\xff" "efgh", 0}, {"abcd", 0}, {"abce", 0}, {"abc\x80", 0},
   };
   for (const auto& a : cases) {
     for (const auto& b : cases) {
@@ -42,6 +48,16 @@ RC_GTEST_PROP(TopicPartitionOrder, MatchesStringThenPartition,
   const bool same = *rc::gen::arbitrary<bool>();
   const TopicPartition a{ta, pa};
   const TopicPartition b{same ? ta : tb, pb};
+  RC_ASSERT(sign(a <=> b) == reference(a, b));
+  RC_ASSERT((a == b) == (reference(a, b) == 0));
+}
+
+// Topics sharing a prefix of any length (through the word-at-a-time part)
+// and then differing, or one a prefix of the other.
+RC_GTEST_PROP(TopicPartitionOrder, MatchesStringThenPartitionAfterACommonPrefix,
+              (const std::string& prefix, const std::string& ta, const std::string& tb, int pa, int pb)) {
+  const TopicPartition a{prefix + ta, pa};
+  const TopicPartition b{prefix + tb, pb};
   RC_ASSERT(sign(a <=> b) == reference(a, b));
   RC_ASSERT((a == b) == (reference(a, b) == 0));
 }
