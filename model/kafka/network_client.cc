@@ -23,11 +23,13 @@ const char* to_string(SendError e) {
 void NetworkClient::send(int32_t node, const NodeAddress& address, Request request,
                          Completion done, bool expect_response) {
   Connection* conn = &connections_[node];
-  if (conn->socket && !(conn->address == address)) {
-    close(node);
-    conn = &connections_[node];
+  if (!(conn->address == address)) {
+    if (conn->socket) {
+      close(node);
+      conn = &connections_[node];
+    }
+    conn->address = address;
   }
-  if (!(conn->address == address)) conn->address = address;
   const int32_t correlation_id = next_correlation_id_++;
   // The timeout runs from the moment the request is queued, as a Java
   // client's does from its creation.
