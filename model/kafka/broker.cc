@@ -802,10 +802,10 @@ void Broker::on_partition_progress(const TopicPartition& tp) {
   for (const auto& [id, op] : delayed_produces_) {
     if (op.required.count(tp) != 0) produces.push_back(id);
   }
-  for (const DelayedFetch& op : delayed_fetches_) {
-    for (const FetchPartition& fp : op.request.partitions) {
+  for (const auto& op : delayed_fetches_) {
+    for (const FetchPartition& fp : op->request.partitions) {
       if (fp.tp == tp) {
-        fetches.push_back(op.id);
+        fetches.push_back(op->id);
         break;
       }
     }
@@ -953,13 +953,13 @@ void Broker::handle_fetch(FetchRequest r, Reply reply) {
     return;
   }
   const uint64_t id = next_delayed_id_++;
-  DelayedFetch op;
-  op.id = id;
-  op.deadline = ctx().now() + sim::Duration::millis(r.max_wait_ms);
-  arm_fetch_timer(op.deadline);
-  op.request = std::move(r);
-  op.targets = std::move(targets);
-  op.reply = std::move(reply);
+  auto op = std::make_unique<DelayedFetch>();
+  op->id = id;
+  op->deadline = ctx().now() + sim::Duration::millis(r.max_wait_ms);
+  arm_fetch_timer(op->deadline);
+  op->request = std::move(r);
+  op->targets = std::move(targets);
+  op->reply = std::move(reply);
   delayed_fetches_.push_back(std::move(op));  // ids ascend: the vector stays sorted
 }
 
@@ -1047,13 +1047,13 @@ std::optional<FetchResponse> Broker::read_for_fetch(const FetchRequest& r, bool 
 
 void Broker::try_complete_fetch(uint64_t id, bool timed_out) {
   auto it = std::lower_bound(delayed_fetches_.begin(), delayed_fetches_.end(), id,
-                             [](const DelayedFetch& f, uint64_t want) { return f.id < want; });
-  if (it == delayed_fetches_.end() || it->id != id) return;
-  auto resp = read_for_fetch(it->request, timed_out, it->targets);
+                             [](const auto& f, uint64_t want) { return f->id < want; });
+  if (it == delayed_fetches_.end() || (*it)->id != id) return;
+  auto resp = read_for_fetch((*it)->request, timed_out, (*it)->targets);
   if (!resp) return;
-  DelayedFetch op = std::move(*it);
+  std::unique_ptr<DelayedFetch> op = std::move(*it);
   delayed_fetches_.erase(it);
-  op.reply(std::move(*resp));
+  op->reply(std::move(*resp));
 }
 
 void Broker::arm_fetch_timer(sim::Time deadline) {
@@ -1067,12 +1067,12 @@ void Broker::expire_fetches() {
   // that came meanwhile.
   const sim::Time now = ctx().now();
   boost::container::small_vector<uint64_t, 8> due;
-  for (const DelayedFetch& op : delayed_fetches_) {
-    if (op.deadline <= now) due.push_back(op.id);
+  for (const auto& op : delayed_fetches_) {
+    if (op->deadline <= now) due.push_back(op->id);
   }
   for (uint64_t id : due) try_complete_fetch(id, true);
   sim::Time next = sim::Time::max();
-  for (const DelayedFetch& op : delayed_fetches_) next = std::min(next, op.deadline);
+  for (const auto& op : delayed_fetches_) next = std::min(next, op->deadline);
   if (next != sim::Time::max()) arm_fetch_timer(next);
 }
 

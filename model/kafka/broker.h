@@ -250,7 +250,9 @@ class Broker final : public sim::Process {
 
   std::map<sim::SocketId, ServerConnection> connections_;
   std::map<uint64_t, DelayedProduce> delayed_produces_;
-  std::vector<DelayedFetch> delayed_fetches_;  // ascending id: the order they came
+  // Ascending id: the order they came. Held by pointer: completing one
+  // erases it from the middle, and a pointer moves for less than a request.
+  std::vector<std::unique_ptr<DelayedFetch>> delayed_fetches_;
   sim::DeadlineTimer fetch_timer_;  // the waiting fetches' max waits
   uint64_t next_delayed_id_ = 1;
 
