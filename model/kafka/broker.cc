@@ -490,7 +490,7 @@ void Broker::serve(sim::SocketId socket, ServerConnection& c, RequestFrame& fram
   // closed, or for a request already answered) goes nowhere.
   SIM_ASSERT(socket.value <= UINT32_MAX, "socket id {} does not fit a reply key", socket.value);
   const uint64_t key = (socket.value << 32) | c.serving;
-  handle(frame.body, [this, key](Response response) {
+  handle(frame.body, [this, key](Response&& response) {
     const sim::SocketId s{key >> 32};
     auto conn = connections_.find(s);
     if (conn == connections_.end()) return;  // the client went away meanwhile
@@ -1164,12 +1164,12 @@ void Broker::handle_produce(ProduceRequest& r, Reply reply) {
     if (Partition* p = find_partition(tp)) flushed = std::max(flushed, p->log().flush_done_at());
   }
   if (flushed > ctx().now()) {
-    reply = [this, inner = std::move(reply), flushed](Response response) {
+    reply = [this, inner = std::move(reply), flushed](Response&& response) {
       if (flushed <= ctx().now()) {
         inner(std::move(response));  // a delayed produce answered after the fsync
         return;
       }
-      ctx().at(flushed, [inner, response]() mutable { inner(std::move(response)); });
+      ctx().at(flushed, [inner, response = std::move(response)]() mutable { inner(std::move(response)); });
     };
   }
   if (r.acks != -1 || required.empty()) {

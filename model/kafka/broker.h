@@ -121,7 +121,8 @@ class Broker final : public sim::Process {
   // Serves `frame` on connection `c` (not busy): it is handled in place, so
   // a request that finds its connection idle is never queued.
   void serve(sim::SocketId socket, ServerConnection& c, RequestFrame& frame);
-  using Reply = std::function<void(Response)>;
+  // Takes the response by rvalue: it moves once, into the frame sent.
+  using Reply = std::function<void(Response&&)>;
   void handle(Request& request, Reply reply);
   void handle_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply);
   void apply_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply);
