@@ -66,27 +66,33 @@ struct TopicPartition {
   // The order of the defaulted comparison (topic bytes as unsigned chars, a
   // prefix first, then partition), written out: TopicPartition keys most of
   // the model's maps and its topics are short, so an inline compare beats a
-  // call to memcmp. Eight, then four bytes are compared at a time.
+  // call to memcmp. Eight or four bytes are compared at a time.
   friend std::strong_ordering operator<=>(const TopicPartition& a, const TopicPartition& b) {
     const size_t n = a.topic.size() < b.topic.size() ? a.topic.size() : b.topic.size();
     const char* x = a.topic.data();
     const char* y = b.topic.data();
     if (x != y) {
-      size_t i = 0;
-      for (; i + 8 <= n; i += 8) {
-        const uint64_t u = detail::load_big_endian<uint64_t>(x + i);
-        const uint64_t v = detail::load_big_endian<uint64_t>(y + i);
-        if (u != v) return u <=> v;
-      }
-      if (i + 4 <= n) {
-        const uint32_t u = detail::load_big_endian<uint32_t>(x + i);
-        const uint32_t v = detail::load_big_endian<uint32_t>(y + i);
-        if (u != v) return u <=> v;
-        i += 4;
-      }
-      for (; i < n; ++i) {
-        if (x[i] != y[i]) {
-          return static_cast<unsigned char>(x[i]) <=> static_cast<unsigned char>(y[i]);
+      // The last word may overlap the one before: its bytes there are
+      // already known equal, so its first difference is the first one.
+      if (n >= 8) {
+        for (size_t i = 0;; i += 8) {
+          const size_t at = i + 8 <= n ? i : n - 8;
+          const uint64_t u = detail::load_big_endian<uint64_t>(x + at);
+          const uint64_t v = detail::load_big_endian<uint64_t>(y + at);
+          if (u != v) return u <=> v;
+          if (at + 8 == n) break;
+        }
+      } else if (n >= 4) {
+        for (const size_t at : {size_t{0}, n - 4}) {
+          const uint32_t u = detail::load_big_endian<uint32_t>(x + at);
+          const uint32_t v = detail::load_big_endian<uint32_t>(y + at);
+          if (u != v) return u <=> v;
+        }
+      } else {
+        for (size_t i = 0; i < n; ++i) {
+          if (x[i] != y[i]) {
+            return static_cast<unsigned char>(x[i]) <=> static_cast<unsigned char>(y[i]);
+          }
         }
       }
     }
