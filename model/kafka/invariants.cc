@@ -54,7 +54,9 @@ void Invariants::check_after_event() {
     slot.activity = activity;
     any = any || slot.touched;
   }
-  if (any) run(/*all=*/false);
+  // The first event of a run checks everything, version skips included:
+  // code outside the loop may have changed a broker behind them.
+  if (any) run(all);
 }
 
 bool Invariants::lost_power(BrokerId id) const {

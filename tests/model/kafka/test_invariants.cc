@@ -219,4 +219,23 @@ TEST(KafkaInvariants, AfterEventCheckSeesAChangeOnceTheBrokerRunsAgain) {
   }
 }
 
+// The same for a controller's view changed in place between runs (no event
+// of the controller's, no change to Controller::partitions_version): the
+// first event of the next run checks it, as it checks everything.
+TEST(KafkaInvariants, AfterEventCheckSeesAControllerChangeMadeBetweenRuns) {
+  Settled s;
+  Invariants after(s.c.world(), s.c.broker_processes());
+  s.c.world().set_invariant_check([&] { after.check_after_event(); });
+  s.c.run_for(Duration::seconds(1));
+  controller_info(s.c, {"t", 1}).state->leader = 99;
+  try {
+    s.c.run_for(Duration::seconds(1));
+    FAIL() << "no violation";
+  } catch (const sim::InvariantViolation& e) {
+    EXPECT_NE(e.message().find(fmt::format("controller {}: leader 99 of t-1 not in its ISR", *s.c.controller())),
+              std::string::npos)
+        << e.message();
+  }
+}
+
 }  // namespace kafka::testing
