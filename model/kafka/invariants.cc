@@ -28,17 +28,8 @@ uint32_t Invariants::index_of(const TopicPartition& tp) {
 }
 
 uint32_t Invariants::cached_index(std::vector<uint32_t>& order, size_t i, const TopicPartition& tp) {
-  if (i < order.size() && order[i] != kUnknown) {
-    // An inline compare: topics are short, a call to memcmp costs more.
-    const TopicPartition& known = partitions_[order[i]];
-    if (known.partition == tp.partition && known.topic.size() == tp.topic.size()) {
-      const char* x = known.topic.data();
-      const char* y = tp.topic.data();
-      size_t n = 0;
-      while (n < tp.topic.size() && x[n] == y[n]) ++n;
-      if (n == tp.topic.size()) return order[i];
-    }
-  }
+  // TopicPartition's own compare is inline, a word at a time.
+  if (i < order.size() && order[i] != kUnknown && partitions_[order[i]] == tp) return order[i];
   if (i >= order.size()) order.resize(i + 1, kUnknown);
   order[i] = index_of(tp);
   return order[i];
