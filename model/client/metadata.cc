@@ -28,7 +28,7 @@ std::vector<int32_t> Metadata::available(const std::string& topic) const {
   return out;
 }
 
-void Metadata::available_into(const std::string& topic, std::vector<int32_t>& out) const {
+void Metadata::available_into(const kafka::Topic& topic, std::vector<int32_t>& out) const {
   out.clear();
   const int32_t n = partition_count(topic);
   // The topic's partitions are adjacent in leaders_, in partition order.

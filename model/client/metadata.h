@@ -43,7 +43,7 @@ class Metadata {
   // Partitions of `topic` with a leader, ascending.
   std::vector<int32_t> available(const std::string& topic) const;
   // The same into `out` (cleared first), which keeps its storage.
-  void available_into(const std::string& topic, std::vector<int32_t>& out) const;
+  void available_into(const kafka::Topic& topic, std::vector<int32_t>& out) const;
   std::optional<kafka::BrokerId> leader(const kafka::TopicPartition& tp) const;
   std::optional<kafka::NodeAddress> address(kafka::BrokerId b) const;
   // A known broker to ask something of; nullopt before the first answer.

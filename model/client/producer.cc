@@ -124,7 +124,7 @@ void Producer::send(const std::string& topic, std::optional<std::string> key, ui
   pump();
 }
 
-std::optional<int32_t> Producer::choose_partition(const std::string& topic,
+std::optional<int32_t> Producer::choose_partition(const kafka::Topic& topic,
                                                   const std::optional<std::string>& key) {
   const int32_t n = metadata_.partition_count(topic);
   if (n <= 0) return std::nullopt;

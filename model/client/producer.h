@@ -101,7 +101,7 @@ class Producer {
     bool sent_once = false;  // a request carrying it went out: its outcome may be unknown
   };
   struct Unpartitioned {
-    std::string topic;
+    kafka::Topic topic;  // interned once, not at every look for a partition
     std::optional<std::string> key;
     Pending record;
   };
@@ -109,7 +109,7 @@ class Producer {
   int64_t now_ms() const { return ctx_.now().us() / 1000; }
   void on_metadata();
   void partition_waiting();
-  std::optional<int32_t> choose_partition(const std::string& topic, const std::optional<std::string>& key);
+  std::optional<int32_t> choose_partition(const kafka::Topic& topic, const std::optional<std::string>& key);
   void enqueue(const kafka::TopicPartition& tp, Pending record);
   void pump();
   void schedule_pump(int64_t at_ms);

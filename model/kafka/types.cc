@@ -1,6 +1,45 @@
 #include "model/kafka/types.h"
 
+#include <mutex>
+#include <set>
+
 namespace kafka {
+
+namespace {
+// Every name ever interned, for the life of the process: std::set's nodes do
+// not move, so the pointers handed out stay valid. A sweep's threads share it
+// (a name must have one address in all of them), behind a mutex; each thread
+// keeps the few names it has used in a cache of its own, looked at first.
+struct TopicNames {
+  std::mutex mutex;
+  std::set<std::string, std::less<>> names;
+};
+TopicNames& topic_names() {
+  // Never destroyed: a static destructor elsewhere may still name a topic.
+  static TopicNames* const t = new TopicNames;
+  return *t;
+}
+}  // namespace
+
+const std::string* Topic::intern(std::string_view name) {
+  thread_local std::vector<const std::string*> recent;
+  for (const std::string* s : recent) {
+    if (*s == name) return s;
+  }
+  TopicNames& t = topic_names();
+  const std::string* s;
+  {
+    std::lock_guard<std::mutex> lock(t.mutex);
+    auto it = t.names.find(name);
+    if (it == t.names.end()) it = t.names.emplace(name).first;
+    s = &*it;
+  }
+  // A run uses a handful of topics; a test that makes up thousands of names
+  // must not make every lookup scan them all.
+  if (recent.size() >= 32) recent.clear();
+  recent.push_back(s);
+  return s;
+}
 
 const char* to_string(ErrorCode e) {
   switch (e) {

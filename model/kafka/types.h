@@ -4,11 +4,11 @@
 // broker's log.
 #pragma once
 
-#include <bit>
 #include <compare>
 #include <cstdint>
-#include <cstring>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -42,65 +42,88 @@ using ProducerId = int64_t;
 inline constexpr ProducerId kNoProducerId = -1;
 inline constexpr LeaderEpoch kNoLeaderEpoch{-1};
 
-namespace detail {
-// sizeof(T) bytes at p as a big-endian unsigned number: compared as numbers,
-// two such words order as their bytes do one by one (as unsigned chars).
-template <typename T>
-inline T load_big_endian(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  if constexpr (std::endian::native == std::endian::little) {
-    if constexpr (sizeof(T) == 8) {
-      v = __builtin_bswap64(v);
-    } else {
-      v = __builtin_bswap32(v);
-    }
+// A topic's name, interned: every Topic with the same name points at the
+// same string, kept for the life of the process in one table that all threads
+// share. Maps keyed by TopicPartition are the model's most frequent lookups
+// and nearly all their compares meet the same topic on both sides; those are
+// decided by comparing two pointers. Topics of different names still order as
+// their names do (std::string's order, bytes as unsigned chars), so no
+// iteration order depends on where a name was stored.
+class Topic {
+ public:
+  Topic() : name_(empty_name()) {}
+  // Implicit, as a topic's name is one: `TopicPartition{"t", 0}`.
+  Topic(std::string_view name) : name_(intern(name)) {}  // NOLINT(google-explicit-constructor)
+  Topic(const std::string& name) : Topic(std::string_view(name)) {}  // NOLINT(google-explicit-constructor)
+  Topic(const char* name) : Topic(std::string_view(name)) {}  // NOLINT(google-explicit-constructor)
+
+  const std::string& str() const { return *name_; }
+  operator const std::string&() const { return *name_; }  // NOLINT(google-explicit-constructor)
+  operator std::string_view() const { return *name_; }  // NOLINT(google-explicit-constructor)
+  size_t size() const { return name_->size(); }
+  bool empty() const { return name_->empty(); }
+  const char* data() const { return name_->data(); }
+  const char* c_str() const { return name_->c_str(); }
+
+  friend bool operator==(const Topic& a, const Topic& b) { return a.name_ == b.name_; }
+  friend std::strong_ordering operator<=>(const Topic& a, const Topic& b) {
+    if (a.name_ == b.name_) return std::strong_ordering::equal;
+    return *a.name_ <=> *b.name_;
   }
-  return v;
-}
-}  // namespace detail
+  // Against a plain name: compared by bytes, nothing interned.
+  friend bool operator==(const Topic& a, std::string_view b) { return *a.name_ == b; }
+  friend bool operator==(const Topic& a, const std::string& b) { return *a.name_ == b; }
+  friend bool operator==(const Topic& a, const char* b) { return *a.name_ == b; }
+  friend std::strong_ordering operator<=>(const Topic& a, std::string_view b) {
+    return std::string_view(*a.name_) <=> b;
+  }
+  friend std::string operator+(const Topic& a, std::string_view b) {
+    std::string s = *a.name_;
+    s += b;
+    return s;
+  }
+  friend std::string operator+(std::string_view a, const Topic& b) {
+    std::string s(a);
+    s += *b.name_;
+    return s;
+  }
+  template <typename Stream>
+  friend auto operator<<(Stream& os, const Topic& t) -> decltype(os << std::declval<const std::string&>()) {
+    return os << *t.name_;
+  }
+
+ private:
+  static const std::string* intern(std::string_view name);
+  static const std::string* empty_name() {
+    static const std::string* const empty = intern("");
+    return empty;
+  }
+  const std::string* name_;
+};
+
+}  // namespace kafka
+
+template <>
+struct fmt::formatter<kafka::Topic> : fmt::formatter<std::string_view> {
+  template <typename FormatContext>
+  auto format(const kafka::Topic& t, FormatContext& ctx) const {
+    return fmt::formatter<std::string_view>::format(std::string_view(t.str()), ctx);
+  }
+};
+
+namespace kafka {
 
 struct TopicPartition {
-  std::string topic;
+  Topic topic;
   int32_t partition = 0;
-  // The order of the defaulted comparison (topic bytes as unsigned chars, a
-  // prefix first, then partition), written out: TopicPartition keys most of
-  // the model's maps and its topics are short, so an inline compare beats a
-  // call to memcmp. Eight or four bytes are compared at a time.
+  // Ordered by topic name, then partition (what the defaulted comparison of a
+  // (std::string, int32_t) pair gives).
   friend std::strong_ordering operator<=>(const TopicPartition& a, const TopicPartition& b) {
-    const size_t n = a.topic.size() < b.topic.size() ? a.topic.size() : b.topic.size();
-    const char* x = a.topic.data();
-    const char* y = b.topic.data();
-    if (x != y) {
-      // The last word may overlap the one before: its bytes there are
-      // already known equal, so its first difference is the first one.
-      if (n >= 8) {
-        for (size_t i = 0;; i += 8) {
-          const size_t at = i + 8 <= n ? i : n - 8;
-          const uint64_t u = detail::load_big_endian<uint64_t>(x + at);
-          const uint64_t v = detail::load_big_endian<uint64_t>(y + at);
-          if (u != v) return u <=> v;
-          if (at + 8 == n) break;
-        }
-      } else if (n >= 4) {
-        for (const size_t at : {size_t{0}, n - 4}) {
-          const uint32_t u = detail::load_big_endian<uint32_t>(x + at);
-          const uint32_t v = detail::load_big_endian<uint32_t>(y + at);
-          if (u != v) return u <=> v;
-        }
-      } else {
-        for (size_t i = 0; i < n; ++i) {
-          if (x[i] != y[i]) {
-            return static_cast<unsigned char>(x[i]) <=> static_cast<unsigned char>(y[i]);
-          }
-        }
-      }
-    }
-    if (a.topic.size() != b.topic.size()) return a.topic.size() <=> b.topic.size();
+    if (const auto c = a.topic <=> b.topic; c != 0) return c;
     return a.partition <=> b.partition;
   }
   friend bool operator==(const TopicPartition& a, const TopicPartition& b) {
-    return a.partition == b.partition && (a <=> b) == 0;
+    return a.partition == b.partition && a.topic == b.topic;
   }
 };
 inline std::string to_string(const TopicPartition& tp) {

@@ -1,8 +1,13 @@
-// TopicPartition's hand-written comparison must order exactly as comparing
-// (topic as std::string, partition) does: maps keyed by it are iterated on
-// paths that change state, so a different order would change every trace.
+// TopicPartition's comparison must order exactly as comparing (topic as
+// std::string, partition) does: maps keyed by it are iterated on paths that
+// change state, so a different order would change every trace. Its topic is
+// interned (one address a name, in every thread), which the comparison uses
+// as a shortcut for equal names.
 #include <string>
+#include <string_view>
+#include <thread>
 #include <tuple>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
@@ -15,8 +20,8 @@ namespace {
 int sign(std::strong_ordering o) { return o < 0 ? -1 : o > 0 ? 1 : 0; }
 
 int reference(const TopicPartition& a, const TopicPartition& b) {
-  const auto x = std::tie(a.topic, a.partition);
-  const auto y = std::tie(b.topic, b.partition);
+  const auto x = std::tie(a.topic.str(), a.partition);
+  const auto y = std::tie(b.topic.str(), b.partition);
   return x < y ? -1 : y < x ? 1 : 0;
 }
 
@@ -60,6 +65,62 @@ RC_GTEST_PROP(TopicPartitionOrder, MatchesStringThenPartitionAfterACommonPrefix,
   const TopicPartition b{prefix + tb, pb};
   RC_ASSERT(sign(a <=> b) == reference(a, b));
   RC_ASSERT((a == b) == (reference(a, b) == 0));
+}
+
+TEST(Topic, OneNameHasOneAddressHoweverItIsMade) {
+  const std::string name = "interned-topic";
+  const Topic a = name;
+  const Topic b = "interned-topic";
+  const Topic c = std::string_view(name);
+  const Topic d = std::string("interned-") + "topic";
+  EXPECT_EQ(&a.str(), &b.str());
+  EXPECT_EQ(&a.str(), &c.str());
+  EXPECT_EQ(&a.str(), &d.str());
+  EXPECT_TRUE(a == b);
+  EXPECT_EQ(a.str(), "interned-topic");
+  EXPECT_NE(&a.str(), &Topic("interned-topic2").str());
+  EXPECT_FALSE(a == Topic("interned-topic2"));
+  // The empty name, default or spelt out, is one too.
+  EXPECT_EQ(&Topic().str(), &Topic("").str());
+  EXPECT_TRUE(Topic().empty());
+}
+
+TEST(Topic, ANameInternedByAnotherThreadIsTheSameTopic) {
+  // A sweep runs one simulation a thread; a scenario's topics, made on the
+  // main thread, meet topics its simulations make on theirs.
+  const Topic here = "shared-across-threads";
+  const std::string* there = nullptr;
+  const std::string* fresh_there = nullptr;
+  std::thread worker([&] {
+    there = &Topic("shared-across-threads").str();
+    fresh_there = &Topic("first-made-on-a-worker").str();
+  });
+  worker.join();
+  EXPECT_EQ(there, &here.str());
+  EXPECT_EQ(fresh_there, &Topic("first-made-on-a-worker").str());
+}
+
+TEST(Topic, ManyNamesStillInternToOneAddressEach) {
+  // More names than a thread's cache of recent names holds.
+  std::vector<const std::string*> first;
+  for (int i = 0; i < 100; ++i) first.push_back(&Topic("many-" + std::to_string(i)).str());
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(first[static_cast<size_t>(i)], &Topic("many-" + std::to_string(i)).str()) << i;
+  }
+}
+
+TEST(Topic, ComparesWithPlainNamesByTheirBytes) {
+  const Topic t = "mytopic";
+  EXPECT_TRUE(t == "mytopic");
+  EXPECT_TRUE(t == std::string("mytopic"));
+  EXPECT_TRUE(t == std::string_view("mytopic"));
+  EXPECT_TRUE(std::string("mytopic") == t);
+  EXPECT_FALSE(t == "mytopi");
+  EXPECT_FALSE(t == std::string("mytopic\0", 8));
+  EXPECT_TRUE((t <=> std::string_view("mytopiZ")) > 0);
+  EXPECT_EQ(fmt::format("{}-{}", t, 3), "mytopic-3");
+  EXPECT_EQ(to_string(TopicPartition{t, 3}), "mytopic-3");
+  EXPECT_EQ(t + "-x", "mytopic-x");
 }
 
 }  // namespace
