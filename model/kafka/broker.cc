@@ -625,6 +625,7 @@ void Broker::apply_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply) {
     if (s.leader == config_.broker_id) {
       stop_fetching(s.tp);
       p.make_leader(s, now_ms);
+      ++roles_version_;
       ctx().trace("become_leader", {{"partition", to_string(s.tp)},
                                     {"leader_epoch", s.leader_epoch.value},
                                     {"isr", join_ids(s.isr)},
@@ -635,6 +636,7 @@ void Broker::apply_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply) {
       if (s.tp.topic == kOffsetsTopic) group_coordinator_->on_become_leader(s.tp.partition);
     } else {
       p.make_follower(s);
+      ++roles_version_;
       ctx().trace("become_follower", {{"partition", to_string(s.tp)},
                                       {"leader", s.leader},
                                       {"leader_epoch", s.leader_epoch.value},

@@ -83,6 +83,9 @@ class Broker final : public sim::Process {
   const std::map<TopicPartition, std::unique_ptr<Partition>>& partition_map() const { return partitions_; }
   // Raised whenever partition_map() gains or loses an entry.
   uint64_t partitions_generation() const { return partitions_generation_; }
+  // Raised whenever one of its partitions is made leader or follower: while
+  // it and partitions_generation() hold, the same partitions lead here.
+  uint64_t roles_version() const { return roles_version_; }
   struct MetadataCache {
     BrokerId controller_id = kNoBroker;
     std::map<BrokerId, Endpoint> brokers;
@@ -245,6 +248,7 @@ class Broker final : public sim::Process {
   MetadataCache metadata_;
   std::map<TopicPartition, std::unique_ptr<Partition>> partitions_;
   uint64_t partitions_generation_ = 0;  // raised when a partition is created or deleted
+  uint64_t roles_version_ = 0;          // raised by every make_leader / make_follower
   std::map<std::string, std::map<std::string, std::string>> topic_configs_;
   std::map<TopicPartition, std::unique_ptr<PartitionLog>> loaded_logs_;  // found on disk at start
   std::map<std::string, Offset> checkpointed_hw_;  // "topic-p" -> hw, from the checkpoint files

@@ -150,11 +150,21 @@ void Invariants::run(bool all) {
       // A partition object may have gone and another taken its address.
       for (Led& l : slot.led) l.checked = nullptr;
     }
-    size_t i = 0;
-    for (const auto& [tp, owned] : b->partition_map()) {
-      const size_t pos = i++;
-      const Partition* p = owned.get();
-      if (!p->is_leader()) continue;
+    // The partitions leading here: the ones found by the last walk of the
+    // map while its keys and their roles are unchanged, or a new walk.
+    if (all || !same_keys || slot.leading_roles_version != b->roles_version()) {
+      slot.leading.clear();
+      uint32_t i = 0;
+      for (const auto& [tp, owned] : b->partition_map()) {
+        const uint32_t pos = i++;
+        if (owned->is_leader()) slot.leading.emplace_back(pos, owned.get());
+      }
+      slot.leading_roles_version = b->roles_version();
+    }
+    for (const auto& [pos, p] : slot.leading) {
+      SIM_ASSERT(p->is_leader(), "broker {}: {} no longer leads but its role version did not move",
+                 id, to_string(p->tp()));
+      const TopicPartition& tp = p->tp();
       const auto& isr = p->isr();
       SIM_ASSERT(std::find(isr.begin(), isr.end(), id) != isr.end(),
                  "broker {} leads {} but is not in its ISR", id, to_string(tp));

@@ -117,6 +117,12 @@ class Invariants {
     // Broker::partitions_generation when partition_order was last confirmed
     // whole: while it holds, the map has the same keys in the same order.
     uint64_t partition_generation = UINT64_MAX;
+    // The partitions that led here at the last full walk of partition_map()
+    // (position in it, object), and Broker::roles_version then: while that
+    // and the generation hold, the same partitions lead, and only they are
+    // looked at.
+    std::vector<std::pair<uint32_t, const Partition*>> leading;
+    uint64_t leading_roles_version = UINT64_MAX;
     // Whether the host lost power in this run, as of the current check.
     bool lost_power = false;
     std::vector<Led> led;  // by partition index
