@@ -28,7 +28,7 @@ uint32_t Invariants::index_of(const TopicPartition& tp) {
 }
 
 uint32_t Invariants::cached_index(std::vector<uint32_t>& order, size_t i, const TopicPartition& tp) {
-  // TopicPartition's own compare is inline, a word at a time.
+  // Equal topics compare by pointer (kafka::Topic is interned).
   if (i < order.size() && order[i] != kUnknown && partitions_[order[i]] == tp) return order[i];
   if (i >= order.size()) order.resize(i + 1, kUnknown);
   order[i] = index_of(tp);

@@ -22,9 +22,14 @@ TopicNames& topic_names() {
 }  // namespace
 
 const std::string* Topic::intern(std::string_view name) {
-  thread_local std::vector<const std::string*> recent;
+  // Plain pointers, so nothing here is destroyed at thread exit (a name made
+  // later, by a thread_local's destructor, still finds a usable cache). A
+  // run uses a handful of topics; past kRecent names, the oldest makes room.
+  constexpr size_t kRecent = 32;
+  thread_local const std::string* recent[kRecent] = {};
+  thread_local size_t next = 0;
   for (const std::string* s : recent) {
-    if (*s == name) return s;
+    if (s != nullptr && *s == name) return s;
   }
   TopicNames& t = topic_names();
   const std::string* s;
@@ -34,10 +39,8 @@ const std::string* Topic::intern(std::string_view name) {
     if (it == t.names.end()) it = t.names.emplace(name).first;
     s = &*it;
   }
-  // A run uses a handful of topics; a test that makes up thousands of names
-  // must not make every lookup scan them all.
-  if (recent.size() >= 32) recent.clear();
-  recent.push_back(s);
+  recent[next] = s;
+  next = (next + 1) % kRecent;
   return s;
 }
 

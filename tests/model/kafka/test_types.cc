@@ -7,6 +7,8 @@
 #include <string_view>
 #include <thread>
 #include <tuple>
+#include <utility>
+#include <functional>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -19,30 +21,31 @@ namespace {
 
 int sign(std::strong_ordering o) { return o < 0 ? -1 : o > 0 ? 1 : 0; }
 
-int reference(const TopicPartition& a, const TopicPartition& b) {
-  const auto x = std::tie(a.topic.str(), a.partition);
-  const auto y = std::tie(b.topic.str(), b.partition);
-  return x < y ? -1 : y < x ? 1 : 0;
-}
+// The order of (name, partition) as given, before any interning: a table
+// that handed two names one string would fail here.
+using Named = std::pair<std::string, int32_t>;
+int reference(const Named& a, const Named& b) { return a < b ? -1 : b < a ? 1 : 0; }
+TopicPartition made(const Named& n) { return TopicPartition{n.first, n.second}; }
 
 TEST(TopicPartitionOrder, MatchesStringThenPartitionOnEdgeCases) {
-  const TopicPartition cases[] = {
+  const Named cases[] = {
       {"", 0},         {"", 1},          {"a", 0},          {"a", -1},         {"ab", 0},
       {"b", 0},        {"mytopic", 0},   {"mytopic", 1},    {"mytopic2", 0},   {"mytopiZ", 5},
       {"\xff", 0},     {"\x7f", 0},      {std::string("a\0b", 3), 0},          {"a", 2147483647},
       {"__consumer_offsets", 49},        {"__consumer_offsets", 7},
-      // Differences inside the 8- and 4-byte words the comparison loads, and
-      // in the bytes after them, with high bytes that a signed compare would
-      // put first.
+      // Names sharing long prefixes, differing in their last bytes or in
+      // length, with high bytes that a signed compare would put first.
       {"abcdefgh", 0}, {"abcdefgh\x80", 0}, {"abcdefgh\x7f", 0}, {"abcdefg\xff", 0},
       {"abcdefghijkl", 0}, {"abcdefghijkm", 0}, {"abcdefghijk", 0}, {"abcdefghijklmnop", 0},
       {"abcdefghijklmnoq", 0}, {"abcd\xff" "efgh", 0}, {"abcd", 0}, {"abce", 0}, {"abc\x80", 0},
   };
-  for (const auto& a : cases) {
-    for (const auto& b : cases) {
-      EXPECT_EQ(sign(a <=> b), reference(a, b)) << a.topic << "-" << a.partition << " vs " << b.topic
+  for (const Named& x : cases) {
+    for (const Named& y : cases) {
+      const TopicPartition a = made(x);
+      const TopicPartition b = made(y);
+      EXPECT_EQ(sign(a <=> b), reference(x, y)) << a.topic << "-" << a.partition << " vs " << b.topic
                                                 << "-" << b.partition;
-      EXPECT_EQ(a == b, reference(a, b) == 0);
+      EXPECT_EQ(a == b, reference(x, y) == 0);
     }
   }
 }
@@ -51,20 +54,24 @@ RC_GTEST_PROP(TopicPartitionOrder, MatchesStringThenPartition,
               (const std::string& ta, int pa, const std::string& tb, int pb)) {
   // Half the cases share a topic, where the partition decides.
   const bool same = *rc::gen::arbitrary<bool>();
-  const TopicPartition a{ta, pa};
-  const TopicPartition b{same ? ta : tb, pb};
-  RC_ASSERT(sign(a <=> b) == reference(a, b));
-  RC_ASSERT((a == b) == (reference(a, b) == 0));
+  const Named x{ta, pa};
+  const Named y{same ? ta : tb, pb};
+  const TopicPartition a = made(x);
+  const TopicPartition b = made(y);
+  RC_ASSERT(sign(a <=> b) == reference(x, y));
+  RC_ASSERT((a == b) == (reference(x, y) == 0));
 }
 
-// Topics sharing a prefix of any length (through the word-at-a-time part)
-// and then differing, or one a prefix of the other.
+// Topics sharing a prefix of any length and then differing, or one a prefix
+// of the other.
 RC_GTEST_PROP(TopicPartitionOrder, MatchesStringThenPartitionAfterACommonPrefix,
               (const std::string& prefix, const std::string& ta, const std::string& tb, int pa, int pb)) {
-  const TopicPartition a{prefix + ta, pa};
-  const TopicPartition b{prefix + tb, pb};
-  RC_ASSERT(sign(a <=> b) == reference(a, b));
-  RC_ASSERT((a == b) == (reference(a, b) == 0));
+  const Named x{prefix + ta, pa};
+  const Named y{prefix + tb, pb};
+  const TopicPartition a = made(x);
+  const TopicPartition b = made(y);
+  RC_ASSERT(sign(a <=> b) == reference(x, y));
+  RC_ASSERT((a == b) == (reference(x, y) == 0));
 }
 
 TEST(Topic, OneNameHasOneAddressHoweverItIsMade) {
@@ -98,6 +105,23 @@ TEST(Topic, ANameInternedByAnotherThreadIsTheSameTopic) {
   worker.join();
   EXPECT_EQ(there, &here.str());
   EXPECT_EQ(fresh_there, &Topic("first-made-on-a-worker").str());
+}
+
+TEST(Topic, TwoThreadsMakingOneNewNameAtOnceGetOneAddress) {
+  // Each thread makes the same fresh names in the same order, racing.
+  std::vector<const std::string*> seen[2];
+  auto make = [](std::vector<const std::string*>& out) {
+    for (int i = 0; i < 2000; ++i) out.push_back(&Topic("raced-" + std::to_string(i)).str());
+  };
+  std::thread a(make, std::ref(seen[0]));
+  std::thread b(make, std::ref(seen[1]));
+  a.join();
+  b.join();
+  ASSERT_EQ(seen[0].size(), seen[1].size());
+  for (size_t i = 0; i < seen[0].size(); ++i) {
+    ASSERT_EQ(seen[0][i], seen[1][i]) << i;
+    ASSERT_EQ(*seen[0][i], "raced-" + std::to_string(i));
+  }
 }
 
 TEST(Topic, ManyNamesStillInternToOneAddressEach) {
