@@ -62,8 +62,6 @@ class Topic {
   operator std::string_view() const { return *name_; }  // NOLINT(google-explicit-constructor)
   size_t size() const { return name_->size(); }
   bool empty() const { return name_->empty(); }
-  const char* data() const { return name_->data(); }
-  const char* c_str() const { return name_->c_str(); }
 
   friend bool operator==(const Topic& a, const Topic& b) { return a.name_ == b.name_; }
   friend std::strong_ordering operator<=>(const Topic& a, const Topic& b) {
@@ -74,19 +72,6 @@ class Topic {
   friend bool operator==(const Topic& a, std::string_view b) { return *a.name_ == b; }
   friend bool operator==(const Topic& a, const std::string& b) { return *a.name_ == b; }
   friend bool operator==(const Topic& a, const char* b) { return *a.name_ == b; }
-  friend std::strong_ordering operator<=>(const Topic& a, std::string_view b) {
-    return std::string_view(*a.name_) <=> b;
-  }
-  friend std::string operator+(const Topic& a, std::string_view b) {
-    std::string s = *a.name_;
-    s += b;
-    return s;
-  }
-  friend std::string operator+(std::string_view a, const Topic& b) {
-    std::string s(a);
-    s += *b.name_;
-    return s;
-  }
   template <typename Stream>
   friend auto operator<<(Stream& os, const Topic& t) -> decltype(os << std::declval<const std::string&>()) {
     return os << *t.name_;
@@ -116,15 +101,10 @@ namespace kafka {
 struct TopicPartition {
   Topic topic;
   int32_t partition = 0;
-  // Ordered by topic name, then partition (what the defaulted comparison of a
-  // (std::string, int32_t) pair gives).
-  friend std::strong_ordering operator<=>(const TopicPartition& a, const TopicPartition& b) {
-    if (const auto c = a.topic <=> b.topic; c != 0) return c;
-    return a.partition <=> b.partition;
-  }
-  friend bool operator==(const TopicPartition& a, const TopicPartition& b) {
-    return a.partition == b.partition && a.topic == b.topic;
-  }
+  // By topic name, then partition: the order of a (std::string, int32_t)
+  // pair, as Topic orders by name.
+  friend std::strong_ordering operator<=>(const TopicPartition&, const TopicPartition&) = default;
+  friend bool operator==(const TopicPartition&, const TopicPartition&) = default;
 };
 inline std::string to_string(const TopicPartition& tp) {
   return fmt::format("{}-{}", tp.topic, tp.partition);

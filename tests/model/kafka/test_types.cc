@@ -141,10 +141,8 @@ TEST(Topic, ComparesWithPlainNamesByTheirBytes) {
   EXPECT_TRUE(std::string("mytopic") == t);
   EXPECT_FALSE(t == "mytopi");
   EXPECT_FALSE(t == std::string("mytopic\0", 8));
-  EXPECT_TRUE((t <=> std::string_view("mytopiZ")) > 0);
   EXPECT_EQ(fmt::format("{}-{}", t, 3), "mytopic-3");
   EXPECT_EQ(to_string(TopicPartition{t, 3}), "mytopic-3");
-  EXPECT_EQ(t + "-x", "mytopic-x");
 }
 
 }  // namespace
