@@ -199,16 +199,46 @@ class ExpectationParser {
   ExpectationParser(std::vector<Token> tokens, std::vector<N>& nodes)
       : tokens_(std::move(tokens)), nodes_(nodes) {}
 
+  // Parsing and evaluation recurse: an expression nested deeper than this
+  // (a thousand "not"s, say) is an error rather than a stack overflow.
+  static constexpr int kMaxDepth = 256;
+
   int parse() {
     const int root = parse_or();
     if (peek().kind != Tok::end) {
       throw ExpectationError(peek().column, fmt::format("expected an operator or the end, found {}",
                                                         describe(peek())));
     }
+    // A long chain ("1 + 1 + ... + 1") is parsed in a loop but evaluated by
+    // recursion down its left side: its height counts too. Children come
+    // before their parents in nodes_.
+    std::vector<int> height(nodes_.size(), 1);
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const N& n = nodes_[i];
+      for (int child : {n.lhs, n.rhs}) {
+        if (child >= 0) height[i] = std::max(height[i], height[static_cast<size_t>(child)] + 1);
+      }
+      if (height[i] > kMaxDepth + 1) {  // a leaf is 1: n nestings make n + 1
+        throw ExpectationError(n.column, fmt::format("the expression nests more than {} levels deep", kMaxDepth));
+      }
+    }
     return root;
   }
 
  private:
+  struct Nesting {
+    explicit Nesting(ExpectationParser& p) : parser(p) {
+      if (++parser.depth_ > kMaxDepth) {
+        throw ExpectationError(parser.peek().column,
+                               fmt::format("the expression nests more than {} levels deep", kMaxDepth));
+      }
+    }
+    ~Nesting() { --parser.depth_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+    ExpectationParser& parser;
+  };
+
   const Token& peek() const { return tokens_[pos_]; }
   const Token& take() { return tokens_[pos_++]; }
   bool at_op(const char* op) const { return peek().kind == Tok::op && peek().text == op; }
@@ -246,6 +276,7 @@ class ExpectationParser {
   }
   int parse_not() {
     if (at_op("!") || at_word("not")) {
+      const Nesting nesting(*this);
       N n;
       n.kind = N::Kind::logical_not;
       n.column = take().column;
@@ -287,6 +318,7 @@ class ExpectationParser {
   }
   int parse_unary() {
     if (at_op("-")) {
+      const Nesting nesting(*this);
       N n;
       n.kind = N::Kind::negate;
       n.column = take().column;
@@ -316,6 +348,7 @@ class ExpectationParser {
         n.value = take().text;
         return add(std::move(n));
       case Tok::lparen: {
+        const Nesting nesting(*this);
         take();
         const int inner = parse_or();
         expect(Tok::rparen, "')'");
@@ -337,6 +370,7 @@ class ExpectationParser {
       return add(std::move(n));
     }
     if (t.text == "len") {
+      const Nesting nesting(*this);
       take();
       expect(Tok::lparen, "'(' after len");
       n.kind = N::Kind::len;
@@ -400,6 +434,7 @@ class ExpectationParser {
 
   std::vector<Token> tokens_;
   size_t pos_ = 0;
+  int depth_ = 0;
   std::vector<N>& nodes_;
 };
 
@@ -532,6 +567,8 @@ class ExpectationEvaluator {
 
   Value eval(int index) {
     const N& n = nodes_[static_cast<size_t>(index)];
+    if (evaluated_.empty()) evaluated_.resize(nodes_.size(), false);
+    evaluated_[static_cast<size_t>(index)] = true;
     switch (n.kind) {
       case N::Kind::literal:
         return from_json(n.value);
@@ -570,6 +607,35 @@ class ExpectationEvaluator {
 
   // The value of every path read, for a failed expectation's report.
   std::vector<std::pair<std::string, std::string>> shown;
+
+  // A path that && or || did not need was never resolved, so a misspelt
+  // field there would pass unnoticed ("true || nosuch == 1"). Each is
+  // checked by name: its fields must exist where the verdict has them. A
+  // subscript's key depends on the run, so past one the check goes on in the
+  // first element of the array or object (the verdict's collections hold
+  // values of one shape), and stops at an empty one or at a value that is not
+  // an object.
+  void check_unevaluated_paths() {
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const N& n = nodes_[i];
+      if (n.kind != N::Kind::path || (i < evaluated_.size() && evaluated_[i])) continue;
+      const nlohmann::json* at = &doc_;
+      std::string where = "the top level";
+      std::string prefix;
+      for (const N::Segment& seg : n.segments) {
+        if (seg.keys.empty()) {
+          if (!at->is_object()) break;
+          at = field(*at, seg.field, where);
+          prefix += (prefix.empty() ? "" : ".") + seg.field;
+        } else {
+          if (!(at->is_array() || at->is_object()) || at->empty()) break;
+          at = &*at->begin();
+          prefix += "[…]";
+        }
+        where = "'" + prefix + "'";
+      }
+    }
+  }
 
  private:
   Value binary(const N& n) {
@@ -704,6 +770,7 @@ class ExpectationEvaluator {
 
   const std::vector<N>& nodes_;
   const nlohmann::json& doc_;
+  std::vector<bool> evaluated_;
 };
 
 Expectation::Result Expectation::evaluate(const nlohmann::json& document) const {
@@ -711,6 +778,7 @@ Expectation::Result Expectation::evaluate(const nlohmann::json& document) const 
   ExpectationEvaluator ev(nodes_, document);
   try {
     const Value v = ev.eval(static_cast<int>(nodes_.size()) - 1);
+    ev.check_unevaluated_paths();
     if (v.v.index() != 1) {
       r.outcome = Result::Outcome::error;
       r.detail = fmt::format("the expectation gives {} ({}), not true or false", kind_name(v), show(v));

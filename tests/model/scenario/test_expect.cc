@@ -80,9 +80,10 @@ TEST(ScenarioExpectation, LogicAndArithmetic) {
   EXPECT_EQ(outcome("7 % 3 == 1"), Outcome::held);
   EXPECT_EQ(outcome("max_stall_s * 2 == 25"), Outcome::held);
   EXPECT_EQ(outcome("1e3 == 1000 && 2.5e-1 == 0.25"), Outcome::held);
-  // Short-circuit: the right side is not evaluated, so its missing field does not matter.
-  EXPECT_EQ(outcome("lost == 0 || nosuchfield == 1"), Outcome::held);
-  EXPECT_EQ(outcome("lost == 1 && nosuchfield == 1"), Outcome::failed);
+  // Short-circuit: the right side is not evaluated (no division by zero),
+  // though its fields are checked (AnOperandLeftUnevaluatedStillHasItsFieldsChecked).
+  EXPECT_EQ(outcome("lost == 0 || 1 / lost == 1"), Outcome::held);
+  EXPECT_EQ(outcome("lost == 1 && 1 / lost == 1"), Outcome::failed);
 }
 
 TEST(ScenarioExpectation, IntegersAndRealsCompareExactly) {
@@ -127,6 +128,23 @@ TEST(ScenarioExpectation, EvaluationErrorsAreNotFailures) {
   EXPECT_EQ(detail("2.5 % 2 == 0"), "'%' needs integers");
 }
 
+TEST(ScenarioExpectation, AnOperandLeftUnevaluatedStillHasItsFieldsChecked) {
+  // && and || short-circuit, but a misspelt field on the side they skip is
+  // still bad input, not a pass or a failure.
+  EXPECT_EQ(detail("true || nosuch == 1"), "no field 'nosuch' in the top level; it has: big, controller, "
+                                           "duplicates, final, lost, max_stall_s, producer_gave_up, stalls, "
+                                           "version");
+  EXPECT_EQ(outcome("false && lsot == 1"), Outcome::error);
+  EXPECT_EQ(detail("false && final.partition[\"t\", 0].leadr == 1"),
+            "no field 'leadr' in 'final.partition[…]' (did you mean 'leader'?); it has: isr, leader");
+  // Keys and indices depend on the run: a guard may skip one that is missing.
+  EXPECT_EQ(outcome("len(stalls) > 5 && stalls[5] == 1"), Outcome::failed);
+  EXPECT_EQ(outcome("true || final.partition[\"t\", 9].leader == 1"), Outcome::held);
+  EXPECT_EQ(outcome("false && final.partition[\"nope\"].isr[7] == 1"), Outcome::failed);
+  // A value that is not an object ends the check (the run decides).
+  EXPECT_EQ(outcome("controller == null || controller.x == 1"), Outcome::held);
+}
+
 TEST(ScenarioExpectation, ParseErrorsNameTheColumn) {
   EXPECT_EQ(parse_error("lost = 0"), "column 6: '=' is not an operator; compare with '=='");
   EXPECT_EQ(parse_error("lost =="), "column 8: expected a value, a field or '(', found the end");
@@ -145,6 +163,29 @@ TEST(ScenarioExpectation, ParseErrorsNameTheColumn) {
   EXPECT_EQ(parse_error("and == 1"), "column 1: expected a value, found the keyword 'and'");
   EXPECT_EQ(parse_error(""), "column 1: expected a value, a field or '(', found the end");
   EXPECT_EQ(parse_error("len lost"), "column 5: expected '(' after len, found 'lost'");
+}
+
+std::string repeat(const std::string& s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+TEST(ScenarioExpectation, NestingIsBoundedInsteadOfOverflowingTheStack) {
+  // 256 levels are fine, one more is an error at the token that went over;
+  // 20,000 (which used to crash the parser) are the same error.
+  EXPECT_EQ(outcome(repeat("not ", 256) + "true"), Outcome::held);
+  EXPECT_EQ(parse_error(repeat("not ", 257) + "true"),
+            "column 1025: the expression nests more than 256 levels deep");
+  EXPECT_EQ(parse_error(repeat("not ", 20000) + "true"),
+            "column 1025: the expression nests more than 256 levels deep");
+  EXPECT_EQ(parse_error(repeat("-", 300) + "1 == 1"), "column 257: the expression nests more than 256 levels deep");
+  EXPECT_EQ(parse_error(repeat("(", 300) + "1"), "column 257: the expression nests more than 256 levels deep");
+  EXPECT_EQ(parse_error(repeat("len(", 300) + "x"), "column 1025: the expression nests more than 256 levels deep");
+  // A long flat chain is parsed in a loop but evaluated by recursion.
+  EXPECT_EQ(outcome("lost" + repeat(" + 1", 200) + " == 200"), Outcome::held);
+  EXPECT_EQ(parse_error("lost" + repeat(" + 1", 100000) + " == 0"),
+            "column 1030: the expression nests more than 256 levels deep");
 }
 
 TEST(ScenarioExpectation, PathsAreListedCanonicallyOnce) {
