@@ -145,7 +145,7 @@ History History::read_jsonl(std::istream& in) {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
       throw bad(fmt::format("not JSON ({})", e.what()));
     }
     if (!j.is_object()) throw bad("expected a JSON object");

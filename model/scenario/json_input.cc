@@ -1,8 +1,13 @@
 #include "model/scenario/json_input.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -207,6 +212,9 @@ std::map<std::string, std::string> ObjectReader::properties(std::string_view key
   if (!v->json().is_object()) v->fail(fmt::format("expected an object of properties, {}", got(v->json())));
   for (auto it = v->json().begin(); it != v->json().end(); ++it) {
     const Value item(v->file(), it.value(), child_path(v->path(), it.key()));
+    // A properties file cannot have an empty key either ("=x" is a line of
+    // its own key "" to Java, never a setting).
+    if (it.key().empty()) item.fail("a property needs a name");
     out[it.key()] = item.as_property_value();
   }
   return out;
@@ -248,37 +256,145 @@ std::string child_path(const std::string& parent, std::string_view key) {
   return fmt::format("{}[{}]", parent, nlohmann::json(std::string(key)).dump());
 }
 
+namespace {
+
+// Line and column (1-based) of the byte before `byte` (nlohmann's positions
+// are 1-based, at or just after the offending character).
+std::pair<size_t, size_t> line_and_column(std::string_view text, size_t byte) {
+  const size_t at = byte == 0 ? 0 : std::min<size_t>(byte - 1, text.size());
+  size_t line = 1;
+  size_t column = 1;
+  for (size_t i = 0; i < at; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+// A SAX pass over the text before it is parsed for real: it finds what the
+// DOM parser would hide or turn into a bare exception — a field named twice
+// in one object (nlohmann keeps the last silently; we would read a value the
+// author did not mean), and the position of any error, including a number
+// too large for a double ("1e999"), which the DOM parser reports without one.
+class Checker : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  struct Found {
+    std::string path;     // for a duplicate field
+    size_t position = 0;  // for a parse error: nlohmann's byte position
+    std::string message;
+  };
+  std::optional<Found> found;
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override {
+    value();
+    frames_.push_back(Frame{true, path(), {}, {}, 0});
+    return true;
+  }
+  bool key(string_t& k) override {
+    Frame& f = frames_.back();
+    if (!f.keys.insert(k).second) {
+      found = Found{f.path, 0, fmt::format("the field \"{}\" appears twice", k)};
+      return false;
+    }
+    f.key = k;
+    return true;
+  }
+  bool end_object() override {
+    frames_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    value();
+    frames_.push_back(Frame{false, path(), {}, {}, 0});
+    return true;
+  }
+  bool end_array() override {
+    frames_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+    // nlohmann's message: "[json.exception.parse_error.101] parse error at
+    // line 1, column 5: syntax error while parsing value - invalid literal;
+    // last read: 'tru,'", or "[json.exception.out_of_range.406] number
+    // overflow parsing '1e999'".
+    std::string why = e.what();
+    if (const size_t syntax = why.find("syntax error"); syntax != std::string::npos) {
+      why = why.substr(syntax);
+    } else if (const size_t close = why.find("] "); close != std::string::npos) {
+      why = why.substr(close + 2);
+    }
+    found = Found{"", position, why};
+    return false;
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    std::string path;
+    std::set<std::string> keys;  // the fields seen so far, in an object
+    std::string key;             // the field being read, in an object
+    size_t index;                // the next element, in an array
+  };
+  // The path of the value about to be read.
+  std::string path() const {
+    if (frames_.empty()) return "$";
+    const Frame& f = frames_.back();
+    return f.object ? child_path(f.path, f.key) : fmt::format("{}[{}]", f.path, f.index - 1);
+  }
+  bool value() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+    return true;
+  }
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
 nlohmann::json parse_json(const std::string& file, std::string_view text) {
+  Checker checker;
+  nlohmann::json::sax_parse(text.begin(), text.end(), &checker);
+  if (checker.found && checker.found->message.empty()) checker.found->message = "malformed JSON";
+  if (checker.found) {
+    if (!checker.found->path.empty()) throw InputError(file, checker.found->path, checker.found->message);
+    const auto [line, column] = line_and_column(text, checker.found->position);
+    throw InputError(file, "",
+                     fmt::format("malformed JSON at line {}, column {}: {}", line, column, checker.found->message));
+  }
   try {
     return nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte is 1-based, at (or just after) the offending character.
-    const size_t at = e.byte == 0 ? 0 : std::min<size_t>(e.byte - 1, text.size());
-    size_t line = 1;
-    size_t column = 1;
-    for (size_t i = 0; i < at; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    // nlohmann's message: "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error while parsing value - invalid literal; last read: 'tru,'"
-    std::string why = e.what();
-    const size_t syntax = why.find("syntax error");
-    if (syntax != std::string::npos) why = why.substr(syntax);
-    throw InputError(file, "", fmt::format("malformed JSON at line {}, column {}: {}", line, column, why));
+  } catch (const nlohmann::json::exception& e) {
+    // The SAX pass above reads the same grammar: anything left is ours.
+    throw InputError(file, "", fmt::format("malformed JSON: {}", e.what()));
   }
 }
 
-nlohmann::json read_json_file(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file, "", "cannot read the file");
+std::optional<std::string> read_file_text(const std::string& path) {
+  // An ifstream opens a directory without complaint and reads nothing.
+  std::error_code ec;
+  if (path.empty() || std::filesystem::is_directory(path, ec)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad()) throw InputError(file, "", "cannot read the file");
-  return parse_json(file, text.str());
+  if (in.bad()) return std::nullopt;
+  return text.str();
+}
+
+nlohmann::json read_json_file(const std::string& file) {
+  const std::optional<std::string> text = read_file_text(file);
+  if (!text) throw InputError(file, "", "cannot read the file");
+  return parse_json(file, *text);
 }
 
 }  // namespace scenario

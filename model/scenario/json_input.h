@@ -114,6 +114,8 @@ std::string child_path(const std::string& parent, std::string_view key);
 
 // Parses a file's text; malformed JSON is an InputError with line and column.
 nlohmann::json parse_json(const std::string& file, std::string_view text);
+// A file's bytes; nullopt when it cannot be read, is a directory or the name is empty.
+std::optional<std::string> read_file_text(const std::string& path);
 // Reads and parses a file; a file that cannot be read is an InputError.
 nlohmann::json read_json_file(const std::string& file);
 

@@ -89,11 +89,9 @@ FaultAction action_from(const std::string& s) {
 int64_t seconds_to_us(double s) { return static_cast<int64_t>(std::llround(s * 1e6)); }
 
 std::string read_text_file(const Value& where, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) where.fail(fmt::format("cannot read the file \"{}\"", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::optional<std::string> text = read_file_text(path);
+  if (!text) where.fail(fmt::format("cannot read the file \"{}\"", path));
+  return std::move(*text);
 }
 
 bool valid_topic_name(const std::string& t) {
@@ -113,7 +111,9 @@ bool valid_address(const std::string& a) {
     size_t j = a.find('.', i);
     if (j == std::string::npos) j = a.size();
     const std::string part = a.substr(i, j - i);
-    if (part.empty() || part.size() > 3 ||
+    // No leading zeros: "10.0.0.01" would be another spelling of an address
+    // another host may hold (and to inet_aton, octal).
+    if (part.empty() || part.size() > 3 || (part.size() > 1 && part[0] == '0') ||
         !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
         std::stoi(part) > 255) {
       return false;
@@ -182,7 +182,11 @@ class Loader {
         try {
           s_.expectations.push_back(Expectation::parse(v.as_string()));
         } catch (const ExpectationError& err) {
-          v.fail(fmt::format("in the expectation \"{}\": {}", v.as_string(), err.what()));
+          // A very long expectation is quoted by its start (the column
+          // still counts in the whole text).
+          std::string text = v.as_string();
+          if (text.size() > 120) text = fmt::format("{}… ({} characters)", text.substr(0, 100), text.size());
+          v.fail(fmt::format("in the expectation \"{}\": {}", text, err.what()));
         }
       }
     }
@@ -208,6 +212,7 @@ class Loader {
     out.where = r.value();
     if (std::optional<Value> f = r.optional("file")) {
       const std::string name = f->as_string();
+      if (name.empty()) f->fail("expected the name of a properties file, got \"\"");
       const std::string path = std::filesystem::path(name).is_absolute()
                                    ? name
                                    : (std::filesystem::path(dir_) / name).string();
@@ -229,7 +234,7 @@ class Loader {
     if (std::optional<Value> p = r.optional("properties")) {
       for (const auto& [k, v] : r.properties("properties")) {
         out.values[k] = v;
-        out.paths[k] = fmt::format("{}[{}]", p->path(), nlohmann::json(k).dump());
+        out.paths[k] = child_path(p->path(), k);
       }
     }
     return out;
@@ -240,13 +245,19 @@ class Loader {
   [[noreturn]] void config_error(const PropertySource& a, const PropertySource* b,
                                  const model::ConfigError& e, const Value& fallback) {
     for (const PropertySource* src : {b, &a}) {
-      if (src == nullptr || e.key().empty()) continue;
-      auto it = src->paths.find(e.key());
-      if (it == src->paths.end()) continue;
-      if (it->second.rfind("$", 0) == 0) throw InputError(file_, it->second, e.message());
-      throw InputError(file_, src->where->path(), fmt::format("{}: {}", it->second, e.message()));
+      if (src == nullptr || e.key().empty() || src->paths.count(e.key()) == 0) continue;
+      key_error(*src, e.key(), e.message());
     }
     fallback.fail(e.key().empty() ? e.message() : fmt::format("key '{}': {}", e.key(), e.message()));
+  }
+
+  // An error about `key` where `src` set it: at its JSON path when inline
+  // (the path names the key), or at the object with the file, its line and
+  // the key when it came from a referenced file.
+  [[noreturn]] void key_error(const PropertySource& src, const std::string& key, const std::string& message) {
+    const std::string& where = src.paths.at(key);
+    if (where.rfind("$", 0) == 0) throw InputError(file_, where, message);
+    throw InputError(file_, src.where->path(), fmt::format("{}: '{}': {}", where, key, message));
   }
 
   void read_cluster_config(ObjectReader& r) {
@@ -287,7 +298,9 @@ class Loader {
     claim_name(r.required("name"), h.name);
     h.address = r.string("address");
     if (!valid_address(h.address)) {
-      r.required("address").fail(fmt::format("expected an IPv4 address such as \"10.0.0.1\", got \"{}\"", h.address));
+      r.required("address").fail(fmt::format(
+          "expected an IPv4 address such as \"10.0.0.1\" (four numbers from 0 to 255, no leading zeros), got \"{}\"",
+          h.address));
     }
     for (const HostSpec& other : s_.hosts) {
       if (other.address == h.address) {
@@ -345,11 +358,13 @@ class Loader {
       std::map<std::string, std::string> values = zk_.values;
       for (const auto& [k, v] : p.own.values) values[k] = v;
       for (const auto& [k, _] : values) {
+        const PropertySource& src = p.own.values.count(k) ? p.own : zk_;
         if (k.rfind("server.", 0) == 0) {
-          const PropertySource& src = p.own.values.count(k) ? p.own : zk_;
-          const auto it = src.paths.find(k);
-          throw InputError(file_, it->second.rfind("$", 0) == 0 ? it->second : src.where->path(),
-                           fmt::format("'{}': the ensemble's server list comes from the hosts; remove it", k));
+          key_error(src, k, "the ensemble's server list comes from the hosts; remove it");
+        }
+        if (k == "myid") {
+          // ZooKeeper reads its id from the file dataDir/myid, not from zoo.cfg.
+          key_error(src, k, "not a zoo.cfg key: a server's myid is its \"id\" in the scenario; remove it");
         }
       }
       values["myid"] = std::to_string(p.id);
@@ -385,10 +400,8 @@ class Loader {
       std::map<std::string, std::string> values = kafka_.values;
       for (const auto& [k, v] : p.own.values) values[k] = v;
       if (values.count("broker.id") != 0 && values["broker.id"] != std::to_string(p.id)) {
-        const PropertySource& src = p.own.values.count("broker.id") ? p.own : kafka_;
-        throw InputError(file_, src.paths.at("broker.id").rfind("$", 0) == 0 ? src.paths.at("broker.id")
-                                                                              : src.where->path(),
-                         fmt::format("broker.id {} contradicts the broker's \"id\" {}", values["broker.id"], p.id));
+        key_error(p.own.values.count("broker.id") ? p.own : kafka_, "broker.id",
+                  fmt::format("{} contradicts the broker's \"id\" {}", values["broker.id"], p.id));
       }
       values["broker.id"] = std::to_string(p.id);
       if (values.count("zookeeper.connect") == 0) values["zookeeper.connect"] = connect;
@@ -404,6 +417,18 @@ class Loader {
         config_error(kafka_, &p.own, e, *p.where);
       }
       for (const kafka::Listener& l : spec.config.listeners) {
+        // A listener binds an address of its own host, or all of them; a real
+        // broker bound to another host's address fails to start (EADDRNOTAVAIL).
+        const std::string& address = s_.host(p.host)->address;
+        // (A name is left to the model; a loopback address binds anywhere.)
+        if (valid_address(l.host) && l.host != "0.0.0.0" && l.host.rfind("127.", 0) != 0 && l.host != address) {
+          const std::string text = fmt::format("{}://{}:{}", l.name, l.host, l.port);
+          const std::string why = fmt::format("{} binds {}, which is not an address of host \"{}\" ({})", text,
+                                              l.host, p.host, address);
+          const PropertySource& src = p.own.values.count("listeners") ? p.own : kafka_;
+          if (src.paths.count("listeners") != 0) key_error(src, "listeners", why);
+          p.where->fail(why);
+        }
         claim_port(*p.where, p.host, l.port, fmt::format("kafka{}", p.id));
       }
       for (const BrokerSpec& other : s_.brokers) {
@@ -561,8 +586,13 @@ class Loader {
         } else {
           bool declared = false;
           for (const ClientSpec& c : s_.clients) declared = declared || c.name == name;
-          if (!declared) name.clear();
-          else used.insert(name);
+          if (!declared) {
+            name.clear();
+          } else if (!used.insert(name).second) {
+            r.value().fail(fmt::format("the client \"{0}\" would be both producer and consumer: \"{1}\" is "
+                                       "\"{0}\" when not given; name another client, or \"\" for none",
+                                       name, role));
+          }
         }
         (std::string(role) == "producer" ? w.producer : w.consumer) = name;
       }
@@ -571,6 +601,11 @@ class Loader {
       w.options.value_size = static_cast<int32_t>(r.integer("value_size", 75, 1, 1 << 20));
       w.options.poll_timeout = sim::Duration::millis(r.integer("poll_timeout_ms", 500, 1, 3'600'000));
       w.consumer_head_start_us = seconds_to_us(r.number("consumer_head_start_s", 2, 0, kMaxSeconds));
+      if (!w.producer.empty() && w.consumer_head_start_us >= s_.duration_us) {
+        r.required("consumer_head_start_s")
+            .fail(fmt::format("the producer would start {} s in, not before the end of the run (duration_s {})",
+                              w.consumer_head_start_us / 1e6, s_.duration_us / 1e6));
+      }
       w.producer_config = producer_config(client::lab_producer_defaults());
       w.consumer_config = consumer_config(client::lab_consumer_defaults());
     } else {
@@ -640,7 +675,12 @@ class Loader {
     e.fsync_latency_min_us = seconds_to_us(r.number("fsync_latency_min_ms", 0.5, 0, 60'000) / 1000);
     e.fsync_latency_max_us = seconds_to_us(r.number("fsync_latency_max_ms", 5, 0, 60'000) / 1000);
     if (e.fsync_latency_max_us < e.fsync_latency_min_us) {
-      r.required("fsync_latency_max_ms").fail("fsync_latency_max_ms is below fsync_latency_min_ms");
+      if (r.has("fsync_latency_max_ms")) {
+        r.required("fsync_latency_max_ms").fail("fsync_latency_max_ms is below fsync_latency_min_ms");
+      }
+      r.required("fsync_latency_min_ms")
+          .fail(fmt::format("{} ms is above fsync_latency_max_ms (by default {} ms); set that too",
+                            e.fsync_latency_min_us / 1e3, e.fsync_latency_max_us / 1e3));
     }
     if (std::optional<Value> w = r.optional("writeback_delay_s")) {
       if (w->json().is_null()) e.writeback_delay_us.reset();
@@ -745,15 +785,11 @@ class Loader {
         f.target = require_host(r, "target");
         f.address = r.string("address");
         if (!valid_address(f.address)) {
-          r.required("address").fail(fmt::format("expected an IPv4 address, got \"{}\"", f.address));
+          r.required("address").fail(fmt::format(
+              "expected an IPv4 address (four numbers from 0 to 255, no leading zeros), got \"{}\"", f.address));
         }
-        // A host may move back to its own address; whether another host
-        // holds an address at that moment is check_address_moves's question.
-        for (const HostSpec& h : s_.hosts) {
-          if (h.address == f.address && h.name != f.target) {
-            r.required("address").fail(fmt::format("{} is host \"{}\"'s address", f.address, h.name));
-          }
-        }
+        // Whether another host holds the address at that moment (a host may
+        // take one another has left) is check_address_moves's question.
         f.update_ensemble = r.boolean("update_ensemble", false);
         break;
       }
@@ -919,11 +955,9 @@ Scenario parse_scenario(const std::string& file, std::string_view text) {
 }
 
 Scenario load_scenario(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file, "", "cannot read the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_scenario(file, text.str());
+  const std::optional<std::string> text = read_file_text(file);
+  if (!text) throw InputError(file, "", "cannot read the file");
+  return parse_scenario(file, *text);
 }
 
 }  // namespace scenario

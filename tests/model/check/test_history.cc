@@ -158,6 +158,9 @@ TEST(CheckHistory, ReadingJsonLinesRejectsMalformedLinesNamingThem) {
   const std::string good = R"({"t_us":1,"process":"p","type":"ok","f":"send","value":1})";
   EXPECT_EQ(message(good + "\n\n" + good + "\n"), "accepted");
   EXPECT_TRUE(message(good + "\n{\"t_us\":1").starts_with("history line 2: not JSON ("));
+  // A number beyond a double is nlohmann's out_of_range, not a parse_error.
+  EXPECT_TRUE(message(R"({"t_us":1e999,"process":"p","type":"ok","f":"send","value":1})")
+                  .starts_with("history line 1: not JSON ("));
   EXPECT_EQ(message(R"({"t_us":1,"process":"p","type":"ok","f":"send","value":1,"colour":2})"),
             "history line 1: unknown key \"colour\"");
   EXPECT_EQ(message(R"({"t_us":1,"process":"p","type":"done","f":"send","value":1})"),

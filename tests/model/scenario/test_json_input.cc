@@ -110,6 +110,26 @@ TEST(ScenarioJsonInput, MalformedJsonNamesLineAndColumn) {
             "/nonexistent/dir/s.json: cannot read the file");
 }
 
+TEST(ScenarioJsonInput, AFieldNamedTwiceIsAnError) {
+  // nlohmann keeps the last of two equal keys; the reader must not guess
+  // which one the author meant.
+  EXPECT_EQ(error_of([&] { parse_json(kFile, R"({"a": 1, "a": 2})"); }),
+            "s.json: at $: the field \"a\" appears twice");
+  EXPECT_EQ(error_of([&] {
+              parse_json(kFile, R"({"hosts": [{"name": "n1"}, {"name": "n2", "x": {}, "name": "n3"}]})");
+            }),
+            "s.json: at $.hosts[1]: the field \"name\" appears twice");
+  EXPECT_EQ(error_of([&] { parse_json(kFile, R"({"a": [[1], {"b.c": {"d": 1, "d": 1}}]})"); }),
+            "s.json: at $.a[1][\"b.c\"]: the field \"d\" appears twice");
+  // The same name in different objects is fine.
+  EXPECT_EQ(parse_json(kFile, R"({"a": {"x": 1}, "b": {"x": 2}})").at("b").at("x"), 2);
+}
+
+TEST(ScenarioJsonInput, ANumberBeyondADoubleIsMalformedInputWithItsPosition) {
+  EXPECT_EQ(error_of([&] { parse_json(kFile, "{\n  \"duration_s\": 1e999\n}"); }),
+            "s.json: malformed JSON at line 2, column 21: number overflow parsing '1e999'");
+}
+
 TEST(ScenarioJsonInput, ReadsAFile) {
   const std::string path = ::testing::TempDir() + "kafkasim_json_input.json";
   {

@@ -51,6 +51,15 @@ std::string error_of(const nlohmann::json& j) {
   return "(no error)";
 }
 
+std::string error_of_file(const std::string& path) {
+  try {
+    (void)load_scenario(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 TEST(ScenarioFile, AGoodFileResolvesEveryProcessConfiguration) {
   const Scenario s = parse_scenario("s.json", kGood);
   EXPECT_EQ(s.name, "seed-000 rolling power-off");
@@ -118,6 +127,18 @@ TEST(ScenarioFile, AGoodFileResolvesEveryProcessConfiguration) {
   EXPECT_EQ(s.expectations[0].text(), "max_stall_s <= 20");
 }
 
+TEST(ScenarioFile, AHostMayTakeAnAddressAnotherHasLeft) {
+  nlohmann::json j = good();
+  j["faults"] = {{{"at", 10}, {"action", "replace_address"}, {"target", "node2"}, {"address", "10.0.0.5"}},
+                 {{"at", 11}, {"action", "replace_address"}, {"target", "node1"}, {"address", "10.0.0.2"}}};
+  const Scenario s = parse_scenario("s.json", j.dump());
+  ASSERT_EQ(s.faults.size(), 2u);
+  EXPECT_EQ(s.faults[1].address, "10.0.0.2");
+  // Not before it is left.
+  j["faults"][1]["at"] = 9;
+  EXPECT_EQ(error_of(j), "s.json: at $.faults[1].address: 10.0.0.2 is held by host \"node2\" at 9 s");
+}
+
 TEST(ScenarioFile, TheHashIgnoresLayoutButNotContent) {
   const Scenario a = parse_scenario("a.json", kGood);
   const Scenario b = parse_scenario("b.json", good().dump());  // no white space, keys reordered
@@ -167,10 +188,35 @@ TEST(ScenarioFile, PropertiesFilesAreReadRelativeToTheScenario) {
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("at $.kafka: " + (dir / "server.properties").string() + " line 2:"), std::string::npos)
+    EXPECT_NE(what.find("at $.kafka: " + (dir / "server.properties").string() +
+                        " line 2: 'zookeeper.session.tmeout.ms': unknown key"),
+              std::string::npos)
         << what;
     EXPECT_NE(what.find("zookeeper.session.timeout.ms"), std::string::npos) << what;
   }
+  // So does a value the scenario contradicts, and a key it forbids.
+  {
+    std::ofstream out(dir / "server.properties");
+    out << "num.partitions=4\nbroker.id=9\n";
+  }
+  EXPECT_EQ(error_of_file((dir / "s.json").string()),
+            (dir / "s.json").string() + ": at $.kafka: " + (dir / "server.properties").string() +
+                " line 2: 'broker.id': 9 contradicts the broker's \"id\" 1");
+  {
+    std::ofstream out(dir / "server.properties");
+    out << "num.partitions=4\n";
+    std::ofstream zoo(dir / "zoo.cfg");
+    zoo << "tickTime=3000\nserver.1=10.0.0.1:2888:3888\n";
+  }
+  EXPECT_EQ(error_of_file((dir / "s.json").string()),
+            (dir / "s.json").string() + ": at $.zookeeper: " + (dir / "zoo.cfg").string() +
+                " line 2: 'server.1': the ensemble's server list comes from the hosts; remove it");
+  // A directory, or no name at all, is not a properties file.
+  j["zookeeper"] = {{"file", "."}};
+  EXPECT_EQ(error_of(j).rfind("s.json: at $.zookeeper.file: cannot read the file", 0), 0u) << error_of(j);
+  j["zookeeper"] = {{"file", ""}};
+  EXPECT_EQ(error_of(j), "s.json: at $.zookeeper.file: expected the name of a properties file, got \"\"");
+  EXPECT_EQ(error_of_file(dir.string()), dir.string() + ": cannot read the file");
   j["zookeeper"] = good()["zookeeper"];
   j["kafka"] = {{"file", "missing.properties"}};
   EXPECT_EQ(error_of(j).rfind("s.json: at $.kafka.file: cannot read the file", 0), 0u) << error_of(j);
@@ -194,10 +240,10 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
        "s.json: at $.kafka.properties[\"num.partitions\"]: expected a positive integer (partitions, at most "
        "2147483647), got '0'"},
       {"a misspelt zoo.cfg key", [](nlohmann::json& j) { j["zookeeper"]["properties"]["tickTme"] = 2000; },
-       "s.json: at $.zookeeper.properties[\"tickTme\"]: unknown key; did you mean 'tickTime'?"},
+       "s.json: at $.zookeeper.properties.tickTme: unknown key; did you mean 'tickTime'?"},
       {"a server list given by hand", [](nlohmann::json& j) { j["zookeeper"]["properties"]["server.1"] = "a:1:2"; },
-       "s.json: at $.zookeeper.properties[\"server.1\"]: 'server.1': the ensemble's server list comes from the "
-       "hosts; remove it"},
+       "s.json: at $.zookeeper.properties[\"server.1\"]: the ensemble's server list comes from the hosts; remove "
+       "it"},
       {"an unknown top-level field", [](nlohmann::json& j) { j["faultz"] = nlohmann::json::array(); },
        "s.json: at $.faultz: unknown field \"faultz\" (did you mean \"faults\"?); known fields here: clients, "
        "description, duration_s, environment, expect, faults, hosts, kafka, name, nemesis, phases, seed, snapshots, "
@@ -220,7 +266,8 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
       {"a duplicate address", [](nlohmann::json& j) { j["hosts"][1]["address"] = "10.0.0.1"; },
        "s.json: at $.hosts[1].address: the address 10.0.0.1 is already host \"node1\"'s"},
       {"a bad address", [](nlohmann::json& j) { j["hosts"][1]["address"] = "10.0.0.256"; },
-       "s.json: at $.hosts[1].address: expected an IPv4 address such as \"10.0.0.1\", got \"10.0.0.256\""},
+       "s.json: at $.hosts[1].address: expected an IPv4 address such as \"10.0.0.1\" (four numbers from 0 to 255, "
+       "no leading zeros), got \"10.0.0.256\""},
       {"a duplicate broker id", [](nlohmann::json& j) { j["hosts"][1]["brokers"][0]["id"] = 1; },
        "s.json: at $.hosts[1].brokers[0].id: broker id 1 is used twice"},
       {"a duplicate ZooKeeper id", [](nlohmann::json& j) { j["hosts"][2]["zookeeper"]["id"] = 1; },
@@ -235,7 +282,7 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
        "s.json: at $.hosts[0].brokers[1]: log directory /var/lib/kafka/data on host \"node1\" is already kafka1's"},
       {"a contradicting broker.id",
        [](nlohmann::json& j) { j["hosts"][0]["brokers"][0]["properties"] = {{"broker.id", 5}}; },
-       "s.json: at $.hosts[0].brokers[0].properties[\"broker.id\"]: broker.id 5 contradicts the broker's \"id\" 1"},
+       "s.json: at $.hosts[0].brokers[0].properties[\"broker.id\"]: 5 contradicts the broker's \"id\" 1"},
       {"a client named like a process", [](nlohmann::json& j) { j["hosts"][3]["clients"][0] = "kafka1"; },
        "s.json: at $.hosts[3].clients[0]: the name \"kafka1\" is used twice (hosts and processes share one namespace)"},
       {"a replication factor above the broker count", [](nlohmann::json& j) { j["topics"][0]["replication_factor"] = 4; },
@@ -345,10 +392,47 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
       {"one group", [](nlohmann::json& j) { j["faults"][2]["groups"] = {{"node1"}}; },
        "s.json: at $.faults[2].groups: expected an array of at least 2 elements, got 1"},
       {"an address already taken", [](nlohmann::json& j) { j["faults"][5]["address"] = "10.0.0.2"; },
-       "s.json: at $.faults[5].address: 10.0.0.2 is host \"node2\"'s address"},
+       "s.json: at $.faults[5].address: 10.0.0.2 is held by host \"node2\" at 430 s"},
+      {"an address with a leading zero", [](nlohmann::json& j) { j["hosts"][1]["address"] = "10.0.0.01"; },
+       "s.json: at $.hosts[1].address: expected an IPv4 address such as \"10.0.0.1\" (four numbers from 0 to 255, "
+       "no leading zeros), got \"10.0.0.01\""},
+      {"the runner's address spelt with a zero", [](nlohmann::json& j) { j["faults"][5]["address"] = "010.255.255.254"; },
+       "s.json: at $.faults[5].address: expected an IPv4 address (four numbers from 0 to 255, no leading zeros), got "
+       "\"010.255.255.254\""},
+      {"myid in zoo.cfg", [](nlohmann::json& j) { j["zookeeper"]["properties"]["myid"] = 3; },
+       "s.json: at $.zookeeper.properties.myid: not a zoo.cfg key: a server's myid is its \"id\" in the scenario; "
+       "remove it"},
+      {"a listener on another host's address",
+       [](nlohmann::json& j) { j["hosts"][0]["brokers"][0]["properties"]["listeners"] = "PLAINTEXT://10.0.0.2:9092"; },
+       "s.json: at $.hosts[0].brokers[0].properties.listeners: PLAINTEXT://10.0.0.2:9092 binds 10.0.0.2, which is "
+       "not an address of host \"node1\" (10.0.0.1)"},
+      {"a property with no name", [](nlohmann::json& j) { j["kafka"]["properties"][""] = "x"; },
+       "s.json: at $.kafka.properties[\"\"]: a property needs a name"},
+      {"one client in both lab roles", [](nlohmann::json& j) {
+         j["hosts"][3]["clients"] = {"consumer"};
+         j["clients"].erase("producer");
+         j["workload"]["producer"] = "consumer";
+       },
+       "s.json: at $.workload: the client \"consumer\" would be both producer and consumer: \"consumer\" is "
+       "\"consumer\" when not given; name another client, or \"\" for none"},
+      {"a producer that would start after the end", [](nlohmann::json& j) { j["workload"]["consumer_head_start_s"] = 960; },
+       "s.json: at $.workload.consumer_head_start_s: the producer would start 960 s in, not before the end of the run "
+       "(duration_s 960)"},
+      {"an fsync latency above the default maximum", [](nlohmann::json& j) { j["environment"] = {{"fsync_latency_min_ms", 10}}; },
+       "s.json: at $.environment.fsync_latency_min_ms: 10 ms is above fsync_latency_max_ms (by default 5 ms); set that "
+       "too"},
       {"an expectation that does not parse", [](nlohmann::json& j) { j["expect"][0] = "max_stall_s = 20"; },
        "s.json: at $.expect[0]: in the expectation \"max_stall_s = 20\": column 13: '=' is not an operator; compare "
        "with '=='"},
+      {"an expectation nested too deep",
+       [](nlohmann::json& j) {
+         std::string text;
+         for (int i = 0; i < 300; ++i) text += "not ";
+         j["expect"][0] = text + "true";
+       },
+       "s.json: at $.expect[0]: in the expectation \"not not not not not not not not not not not not not not not not not "
+       "not not not not not not not not … (1204 characters)\": column 1025: the expression nests more than 256 levels "
+       "deep"},
       {"a property that is an object", [](nlohmann::json& j) { j["clients"]["producer"]["acks"] = {{"x", 1}}; },
        "s.json: at $.clients.producer.acks: expected a property value (a string, a number or a boolean), got "
        "{\"x\":1} (an object)"},
