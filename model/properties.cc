@@ -297,6 +297,16 @@ Properties parse_properties(std::string_view text, std::string source) {
 
   for (size_t n = 0; n < natural.size(); ++n) {
     const int line_no = static_cast<int>(n) + 1;
+    // A control character (a NUL, say) means this is not a text file: a
+    // binary given by mistake. Java would read it; the message would be
+    // unprintable.
+    for (const char c : natural[n]) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 && c != '\t' && c != '\f') {
+        throw ConfigError(props.source, "",
+                          fmt::format("line {}: control character 0x{:02x}: not a properties file", line_no, u));
+      }
+    }
     std::string_view first = natural[n];
     while (!first.empty() && is_blank(first.front())) first.remove_prefix(1);
     if (first.empty() || first.front() == '#' || first.front() == '!') continue;

@@ -298,6 +298,7 @@ class Checker : public nlohmann::json_sax<nlohmann::json> {
   bool binary(binary_t&) override { return value(); }
   bool start_object(std::size_t) override {
     value();
+    if (too_deep()) return false;
     frames_.push_back(Frame{true, path(), {}, {}, 0});
     return true;
   }
@@ -316,6 +317,7 @@ class Checker : public nlohmann::json_sax<nlohmann::json> {
   }
   bool start_array(std::size_t) override {
     value();
+    if (too_deep()) return false;
     frames_.push_back(Frame{false, path(), {}, {}, 0});
     return true;
   }
@@ -354,6 +356,14 @@ class Checker : public nlohmann::json_sax<nlohmann::json> {
   }
   bool value() {
     if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+    return true;
+  }
+  // Far beyond any scenario, and short of what the recursive code that reads
+  // and prints JSON values (ours and nlohmann's dump) can take on a stack.
+  static constexpr size_t kMaxDepth = 512;
+  bool too_deep() {
+    if (frames_.size() < kMaxDepth) return false;
+    found = Found{"$", 0, fmt::format("the JSON nests more than {} levels deep", kMaxDepth)};
     return true;
   }
   std::vector<Frame> frames_;

@@ -66,6 +66,13 @@ TEST(PropertiesParse, CommentsAndBlankLinesAndLineNumbers) {
   EXPECT_EQ(p.lines.at("initLimit"), 8);
 }
 
+TEST(PropertiesParse, AControlCharacterMeansNotAPropertiesFile) {
+  const ConfigError e = config_error([] { parse_properties(std::string("a=1\nk\0ey=2\n", 11), "bin"); });
+  EXPECT_EQ(e.message(), "line 2: control character 0x00: not a properties file");
+  // Tabs and form feeds are white space to Java's reader.
+  EXPECT_EQ(parse_properties("\ta\f=\t1\n", "ws").values.at("a"), "1");
+}
+
 TEST(PropertiesParse, LineEndings) {
   const Properties p = parse_properties("a=1\r\nb=2\rc=3\n", "t");
   EXPECT_EQ(p.values.at("a"), "1");

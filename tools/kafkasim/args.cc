@@ -1,6 +1,7 @@
 #include "tools/kafkasim/args.h"
 
 #include <charconv>
+#include <filesystem>
 #include <limits>
 
 #include <fmt/format.h>
@@ -175,6 +176,38 @@ std::string shell_quote(const std::string& word) {
     }
   }
   return out + "'";
+}
+
+void check_outputs(const std::string& command, const std::vector<std::pair<std::string, std::string>>& outputs,
+                   const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  auto same = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+    return fs::weakly_canonical(fs::absolute(a, ec), ec).lexically_normal() ==
+           fs::weakly_canonical(fs::absolute(b, ec), ec).lexically_normal();
+  };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [option, path] = outputs[i];
+    std::error_code ec;
+    if (path.empty()) throw UsageError(command, fmt::format("{}: expected a file name, got ''", option));
+    if (fs::is_directory(path, ec)) throw UsageError(command, fmt::format("{} {}: is a directory", option, path));
+    const fs::path parent = fs::path(path).parent_path();
+    if (!parent.empty() && !fs::is_directory(parent, ec)) {
+      throw UsageError(command, fmt::format("{} {}: the directory {} does not exist", option, path, parent.string()));
+    }
+    for (const std::string& input : inputs) {
+      if (same(path, input)) {
+        throw UsageError(command, fmt::format("{} {}: that is the scenario file; writing it would destroy it", option,
+                                              path));
+      }
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (same(path, outputs[j].second)) {
+        throw UsageError(command, fmt::format("{} and {} name the same file ({})", outputs[j].first, option, path));
+      }
+    }
+  }
 }
 
 }  // namespace cli

@@ -13,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cli {
@@ -69,13 +70,26 @@ class Args {
 struct SeedRange {
   uint64_t first = 0;
   uint64_t last = 0;  // inclusive
-  uint64_t count() const { return last - first + 1; }
+  // Saturates: 0..2^64-1 holds one seed more than a uint64_t counts.
+  uint64_t count() const { return last - first == UINT64_MAX ? UINT64_MAX : last - first + 1; }
 };
 
+// Seeds first + (index - 1), first + (index - 1) + count, ... up to last:
+// worked out, never listed (a range may hold 2^64 seeds).
 struct Shard {
   uint64_t index = 1;  // 1-based
   uint64_t count = 1;
   bool contains(const SeedRange& r, uint64_t seed) const { return (seed - r.first) % count == index - 1; }
+  // How many seeds of `r` are this shard's (saturating at UINT64_MAX, which
+  // only 0..2^64-1 in one shard reaches).
+  uint64_t size(const SeedRange& r) const {
+    const uint64_t span = r.last - r.first;  // count - 1, without overflow
+    if (index - 1 > span) return 0;
+    const uint64_t n = (span - (index - 1)) / count;
+    return n == UINT64_MAX ? n : n + 1;
+  }
+  // The k-th seed of the shard, k < size(r).
+  uint64_t seed(const SeedRange& r, uint64_t k) const { return r.first + (index - 1) + k * count; }
 };
 
 // Strict parsers; `option` names the option in the message ("--seeds").
@@ -92,6 +106,13 @@ int64_t parse_seconds_us(const std::string& command, const std::string& option, 
 // One of `allowed`.
 std::string parse_choice(const std::string& command, const std::string& option, const std::string& text,
                          const std::vector<std::string>& allowed);
+
+// Files a command is about to write (option, path), checked before it runs
+// anything: each must be creatable (its directory exists, it is not a
+// directory), no two may be one file, and none may be one of `inputs` (the
+// scenario file) — writing one would destroy or corrupt the other.
+void check_outputs(const std::string& command, const std::vector<std::pair<std::string, std::string>>& outputs,
+                   const std::vector<std::string>& inputs);
 
 // A word as a POSIX shell would need it quoted to be passed as one argument.
 std::string shell_quote(const std::string& word);

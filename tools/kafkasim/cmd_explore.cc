@@ -193,12 +193,8 @@ int cmd_explore(const std::vector<std::string>& argv) {
     rows.push_back(std::move(row));
   }
 
-  std::vector<uint64_t> seeds;
-  for (uint64_t seed = range.first;; ++seed) {
-    seeds.push_back(seed);
-    if (seed == range.last) break;
-  }
-  uint64_t total = combos * seeds.size();
+  const uint64_t per_row = range.count();  // at most 10 million (checked above)
+  const uint64_t total = combos * per_row;
   std::vector<SeedOutcome> outcomes(total);
 
   std::mutex mutex;
@@ -208,47 +204,64 @@ int cmd_explore(const std::vector<std::string>& argv) {
   int error_code = 0;
   double bound_s = static_cast<double>(bound_us) / 1e6;
   {
+    // Each worker takes the next run when it is free (nothing is queued
+    // ahead), and all stop at the first error: a mistyped --stall-metric
+    // shows after the first run, not after all of them.
+    std::atomic<uint64_t> next{0};
+    std::atomic<bool> stop{false};
+    uint64_t workers_done = 0;
     boost::asio::thread_pool pool(jobs);
-    for (uint64_t t = 0; t < total; ++t) {
-      boost::asio::post(pool, [&, t] {
-        SeedOutcome o;
-        std::optional<std::string> err;
-        int code = 0;
-        uint64_t seed = seeds[t % seeds.size()];
-        try {
-          scenario::Scenario mine = variants[t / seeds.size()];
-          scenario::RunResult r = scenario::run_scenario(mine, seed);
-          o.has_verdict = r.verdict.is_object();
-          o.lost = number(r.verdict, "lost") > 0;
-          o.duplicates = number(r.verdict, "duplicates") > 0;
-          const scenario::Expectation::Result stall = stalled_when->evaluate(r.verdict);
-          if (stall.outcome == scenario::Expectation::Result::Outcome::error) {
-            throw scenario::InputError("--stall-metric", stall_metric, stall.detail);
+    for (uint64_t w = 0; w < jobs; ++w) {
+      boost::asio::post(pool, [&] {
+        for (;;) {
+          if (stop.load()) break;
+          const uint64_t t = next.fetch_add(1);
+          if (t >= total) break;
+          SeedOutcome o;
+          std::optional<std::string> err;
+          int code = 0;
+          const uint64_t seed = range.first + t % per_row;
+          try {
+            scenario::Scenario mine = variants[t / per_row];
+            scenario::RunResult r = scenario::run_scenario(mine, seed);
+            o.has_verdict = r.verdict.is_object();
+            o.lost = number(r.verdict, "lost") > 0;
+            o.duplicates = number(r.verdict, "duplicates") > 0;
+            const scenario::Expectation::Result stall = stalled_when->evaluate(r.verdict);
+            if (stall.outcome == scenario::Expectation::Result::Outcome::error) {
+              throw scenario::InputError("--stall-metric", stall_metric, stall.detail);
+            }
+            o.stalled = stall.outcome == scenario::Expectation::Result::Outcome::held;
+          } catch (const scenario::InputError& e) {
+            err = e.what();
+            code = scenario::kExitBadInput;
+          } catch (const std::exception& e) {
+            err = fmt::format("internal error (a kafkasim bug) in seed {}: {}", seed, e.what());
+            code = scenario::kExitInvariant;
           }
-          o.stalled = stall.outcome == scenario::Expectation::Result::Outcome::held;
-        } catch (const scenario::InputError& e) {
-          err = e.what();
-          code = scenario::kExitBadInput;
-        } catch (const std::exception& e) {
-          err = fmt::format("internal error (a kafkasim bug) in seed {}: {}", seed, e.what());
-          code = scenario::kExitInvariant;
+          std::lock_guard lock(mutex);
+          outcomes[t] = o;
+          if (err) {
+            stop.store(true);
+            if (!error) {
+              error = err;
+              error_code = code;
+            }
+          }
+          ++finished;
+          cv.notify_all();
         }
         std::lock_guard lock(mutex);
-        outcomes[t] = o;
-        if (err && !error) {
-          error = err;
-          error_code = code;
-        }
-        ++finished;
+        ++workers_done;
         cv.notify_all();
       });
     }
     std::unique_lock lock(mutex);
     uint64_t last_tenth = 0;
-    while (finished < total) {
+    while (workers_done < jobs) {
       cv.wait_for(lock, std::chrono::milliseconds(200));
       uint64_t tenth = finished * 10 / total;
-      if (tenth > last_tenth) {
+      if (tenth > last_tenth && !error) {
         std::fprintf(stderr, "explore: %llu/%llu runs\n", static_cast<unsigned long long>(finished),
                      static_cast<unsigned long long>(total));
         last_tenth = tenth;
@@ -264,7 +277,7 @@ int cmd_explore(const std::vector<std::string>& argv) {
 
   uint64_t invariant_breaks = 0;
   for (uint64_t t = 0; t < total; ++t) {
-    Row& row = rows[t / seeds.size()];
+    Row& row = rows[t / per_row];
     const SeedOutcome& o = outcomes[t];
     ++row.seeds;
     if (!o.has_verdict) {

@@ -97,7 +97,11 @@ int cmd_fuzz(const std::vector<std::string>& args) {
   fuzz::FuzzOptions options;
   if (auto r = a.value("runs")) options.runs = static_cast<int>(parse_uint(kCommand, "--runs", *r, 1, 1'000'000));
   if (auto s = a.value("seed")) options.seed = parse_uint(kCommand, "--seed", *s, 0, UINT64_MAX);
-  if (auto r = a.value("reproduce")) options.reproduce = *r;
+  if (auto r = a.value("reproduce")) {
+    // An empty string would mean "no reproduce string" and run a fresh search.
+    if (r->empty()) a.fail("--reproduce: expected the reproduce string a failure printed, got ''");
+    options.reproduce = *r;
+  }
   const std::string out_dir = a.value("out").value_or("fuzz-out");
   const bool quiet = a.flag("quiet");
 

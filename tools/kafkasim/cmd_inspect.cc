@@ -80,9 +80,39 @@ int cmd_describe(const std::vector<std::string>& argv) {
   a.expect_positionals(1, 1, "SCENARIO");
   std::optional<Stopped> st = run_to(a);
   if (!st) return scenario::kExitInvariant;
-  std::fputs(st->run->describe().c_str(), stdout);
+  // The topics are read from ZooKeeper, as kafka-topics.sh --zookeeper would.
+  if (!st->run->zk_tree("/")) {
+    throw BadInput(fmt::format("describe: no ZooKeeper server running at {}s to read the topics from",
+                               scenario::format_seconds(st->at_us)));
+  }
+  const std::string text = st->run->describe();
+  if (text.empty()) {
+    std::fprintf(stderr, "kafkasim describe: no topics at %ss\n", scenario::format_seconds(st->at_us).c_str());
+  }
+  std::fputs(text.c_str(), stdout);
   return 0;
 }
+
+namespace {
+
+// ZooKeeper's PathUtils.validatePath, for what a user types: absolute, no
+// empty element (no "//", no trailing '/' but for the root), no "." or "..".
+std::optional<std::string> bad_zk_path(const std::string& path) {
+  if (path.empty() || path[0] != '/') return "it must start with '/'";
+  if (path == "/") return std::nullopt;
+  if (path.back() == '/') return "it must not end with '/'";
+  size_t start = 1;
+  for (;;) {
+    const size_t end = path.find('/', start);
+    const std::string element = path.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (element.empty()) return "it has an empty element ('//')";
+    if (element == "." || element == "..") return fmt::format("it has a relative element '{}'", element);
+    if (end == std::string::npos) return std::nullopt;
+    start = end + 1;
+  }
+}
+
+}  // namespace
 
 int cmd_zk(const std::vector<std::string>& argv) {
   Args a("zk", argv, inspect_options(true));
@@ -92,13 +122,17 @@ int cmd_zk(const std::vector<std::string>& argv) {
   }
   a.expect_positionals(1, 2, "SCENARIO");
   std::string path = a.positionals().size() > 1 ? a.positionals()[1] : "/";
-  if (path.empty() || path[0] != '/') a.fail(fmt::format("PATH must start with '/', got '{}'", path));
+  if (const std::optional<std::string> why = bad_zk_path(path)) {
+    a.fail(fmt::format("PATH '{}' is not a ZooKeeper path: {}", path, *why));
+  }
   std::optional<Stopped> st = run_to(a);
   if (!st) return scenario::kExitInvariant;
   std::optional<std::string> text = a.flag("get") ? st->run->zk_get(path) : st->run->zk_tree(path);
   if (!text) {
-    throw BadInput(fmt::format("zk: {}: no such node at {}s (or no ZooKeeper server running)", path,
-                               scenario::format_seconds(st->at_us)));
+    if (!st->run->zk_tree("/")) {
+      throw BadInput(fmt::format("zk: no ZooKeeper server running at {}s", scenario::format_seconds(st->at_us)));
+    }
+    throw BadInput(fmt::format("zk: {}: no such node at {}s", path, scenario::format_seconds(st->at_us)));
   }
   std::fputs(text->c_str(), stdout);
   if (!text->empty() && text->back() != '\n') std::fputs("\n", stdout);

@@ -130,6 +130,11 @@ int cmd_run(const std::vector<std::string>& argv) {
   uint64_t seed_arg = 0;
   if (auto v = a.value("seed")) seed_arg = parse_uint("run", "--seed", *v, 0, std::numeric_limits<uint64_t>::max());
   const std::string& file = a.positionals()[0];
+  std::vector<std::pair<std::string, std::string>> outputs;
+  for (const char* option : {"trace", "history"}) {
+    if (auto path = a.value(option)) outputs.emplace_back(std::string("--") + option, *path);
+  }
+  check_outputs("run", outputs, {file});
 
   scenario::Scenario s = scenario::load_scenario(file);
   uint64_t seed = a.value("seed") ? seed_arg : s.seed;

@@ -164,10 +164,11 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   SeedRange range = parse_seeds("sweep", *a.value("seeds"));
   uint64_t jobs = a.value("jobs") ? parse_uint("sweep", "--jobs", *a.value("jobs"), 1, 1024) : 2;
   Shard shard = a.value("shard") ? parse_shard("sweep", *a.value("shard")) : Shard{};
-  if (range.count() / shard.count > 100'000'000) a.fail("--seeds: more than 100 million seeds in one sweep; use --shard");
+  if (shard.size(range) > 100'000'000) a.fail("--seeds: more than 100 million seeds in one sweep; use --shard");
   bool resume = a.flag("resume");
   std::optional<std::string> junit = a.value("junit");
   const std::string& file = a.positionals()[0];
+  if (junit) check_outputs("sweep", {{"--junit", *junit}}, {file});
 
   scenario::Scenario s = scenario::load_scenario(file);
   std::filesystem::path dir = a.value("out").value_or("sweep-" + std::filesystem::path(file).stem().string());
@@ -206,25 +207,16 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   std::set<uint64_t> done_before;
   for (const SeedResult& r : existing.results) done_before.insert(r.seed);
 
-  std::vector<uint64_t> todo;
-  uint64_t total = 0;
+  // The seeds to run are worked out as they are taken (a range may be
+  // huge): only what the file already holds is counted here.
+  const uint64_t total = shard.size(range);
   uint64_t already = 0;
   uint64_t already_failed = 0;
-  std::set<uint64_t> failed_before;
-  for (const SeedResult& r : existing.results) {
-    if (r.exit_code != 0) failed_before.insert(r.seed);
-  }
-  for (uint64_t seed = range.first;; ++seed) {
-    if (shard.contains(range, seed)) {
-      ++total;
-      if (done_before.contains(seed)) {
-        ++already;
-        already_failed += failed_before.contains(seed);
-      } else {
-        todo.push_back(seed);
-      }
+  for (const SeedResult& r : by_seed(existing.results)) {
+    if (r.seed >= range.first && r.seed <= range.last && shard.contains(range, r.seed)) {
+      ++already;
+      already_failed += r.exit_code != 0;
     }
-    if (seed == range.last) break;
   }
 
   int fd = ::open(results_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -233,7 +225,6 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   // The sink: everything the tasks share.
   std::mutex mutex;
   std::condition_variable finished_cv;
-  uint64_t finished = 0;  // tasks that returned (run or skipped)
   uint64_t done_now = 0;  // seeds written
   uint64_t failures_now = 0;
   std::optional<std::string> bad_input;
@@ -245,12 +236,22 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   install_interrupt_handlers();
   Progress progress(total, already, already_failed);
   {
+    // Each worker takes the next seed when it is free: nothing is queued
+    // ahead, so memory does not grow with the range and Ctrl-C stops at once
+    // (the seeds running finish and are written).
+    std::atomic<uint64_t> next{0};
+    uint64_t workers_done = 0;
     boost::asio::thread_pool pool(jobs);
-    for (uint64_t seed : todo) {
-      boost::asio::post(pool, [&, seed] {
-        std::optional<std::string> line;
-        bool failed = false;
-        if (!stop.load() && g_interrupted.load() == 0) {
+    for (uint64_t w = 0; w < jobs; ++w) {
+      boost::asio::post(pool, [&] {
+        for (;;) {
+          if (stop.load() || g_interrupted.load() != 0) break;
+          const uint64_t k = next.fetch_add(1);
+          if (k >= total) break;
+          const uint64_t seed = shard.seed(range, k);
+          if (done_before.contains(seed)) continue;
+          std::optional<std::string> line;
+          bool failed = false;
           try {
             scenario::Scenario mine = s;  // nothing shared between simulations
             scenario::RunResult r = scenario::run_scenario(mine, seed);
@@ -271,30 +272,31 @@ int cmd_sweep(const std::vector<std::string>& argv) {
             }
             stop.store(true);
           }
+          std::lock_guard lock(mutex);
+          if (line) {
+            if (write_line(fd, *line)) {
+              ++done_now;
+              failures_now += failed;
+            } else if (!bad_input) {
+              bad_input = fmt::format("{}: write failed: {}", results_path.string(), std::strerror(errno));
+              stop.store(true);
+            }
+          }
+          finished_cv.notify_all();
         }
         std::lock_guard lock(mutex);
-        if (line) {
-          if (write_line(fd, *line)) {
-            ++done_now;
-            failures_now += failed;
-          } else if (!bad_input) {
-            bad_input = fmt::format("{}: write failed: {}", results_path.string(), std::strerror(errno));
-            stop.store(true);
-          }
-        }
-        ++finished;
+        ++workers_done;
         finished_cv.notify_all();
       });
     }
     std::unique_lock lock(mutex);
-    while (finished < todo.size()) {
+    while (workers_done < jobs) {
       finished_cv.wait_for(lock, std::chrono::milliseconds(200));
       progress.update(done_now, failures_now, false);
       if (g_interrupted.load() != 0) stop.store(true);
-      if (stop.load()) break;
     }
     lock.unlock();
-    pool.join();  // the running seeds finish; the queued ones see `stop` and return
+    pool.join();
     progress.update(done_now, failures_now, true);
   }
   ::close(fd);
@@ -339,6 +341,11 @@ int cmd_merge(const std::vector<std::string>& argv) {
     return 0;
   }
   a.expect_positionals(1, std::numeric_limits<size_t>::max(), "DIR");
+  if (auto junit = a.value("junit")) {
+    std::vector<std::string> inputs;
+    for (const std::string& d : a.positionals()) inputs.push_back((std::filesystem::path(d) / "results.jsonl").string());
+    check_outputs("merge", {{"--junit", *junit}}, inputs);
+  }
   std::vector<SeedResult> all;
   std::optional<std::pair<std::string, std::string>> first_hash;  // (dir, hash)
   for (const std::string& d : a.positionals()) {

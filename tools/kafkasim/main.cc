@@ -5,7 +5,9 @@
 // invariants (a kafkasim bug); 130 a sweep interrupted by SIGINT/SIGTERM.
 // Any exception that is not bad input is a kafkasim bug too: it is reported
 // and exits 3, never escapes as a crash.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <string>
@@ -69,10 +71,11 @@ std::string usage(const std::string& command) {
        "  --brokers A..B, --zookeepers A..B, --max-faults N   the shapes and schedule sizes\n"
        "  --reproduce STR   replay one failure from its reproduce string\n"},
       {"describe",
-       "usage: kafkasim describe SCENARIO --seed N --at T\n"
-       "  The topics as `kafka-topics.sh --describe` prints them, at virtual time T seconds.\n"},
+       "usage: kafkasim describe SCENARIO [--seed N] --at T\n"
+       "  The topics as `kafka-topics.sh --describe` prints them, at virtual time T seconds\n"
+       "  (seed N, default the scenario's \"seed\").\n"},
       {"zk",
-       "usage: kafkasim zk SCENARIO --seed N --at T [PATH] [--get]\n"
+       "usage: kafkasim zk SCENARIO [--seed N] --at T [PATH] [--get]\n"
        "  The ZooKeeper tree under PATH (default /) at virtual time T seconds, or with --get the\n"
        "  data and stat of PATH.\n"},
   };
@@ -111,14 +114,15 @@ int dispatch(const std::vector<std::string>& argv) {
   }
   const std::string& name = argv[0];
   if (name == "help" || name == "--help" || name == "-h") {
-    if (argv.size() > 1 && commands.contains(argv[1])) {
-      std::fputs(usage(argv[1]).c_str(), stdout);
-    } else {
-      std::fputs(usage("").c_str(), stdout);
+    if (argv.size() > 2) throw UsageError("", fmt::format("unexpected '{}' after 'help {}'", argv[2], argv[1]));
+    if (argv.size() == 2 && !commands.contains(argv[1])) {
+      throw UsageError("", fmt::format("unknown command '{}'", argv[1]));
     }
+    std::fputs(usage(argv.size() == 2 ? argv[1] : "").c_str(), stdout);
     return 0;
   }
   if (name == "--version") {
+    if (argv.size() > 1) throw UsageError("", fmt::format("unexpected '{}' after --version", argv[1]));
     std::printf("kafkasim %s\n", build_commit());
     return 0;
   }
@@ -137,7 +141,14 @@ int dispatch(const std::vector<std::string>& argv) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
-    return cli::dispatch(args);
+    const int code = cli::dispatch(args);
+    // Output that did not reach its file (a full disk, /dev/full, a closed
+    // pipe) is not a success: what was printed is incomplete.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+      std::fprintf(stderr, "kafkasim: writing the standard output failed: %s\n", std::strerror(errno));
+      return code == 0 ? scenario::kExitBadInput : code;
+    }
+    return code;
   } catch (const cli::UsageError& e) {
     std::string prefix = e.command().empty() ? "kafkasim" : "kafkasim " + e.command();
     std::fprintf(stderr, "%s: %s\n\n%s", prefix.c_str(), e.what(), cli::usage(e.command()).c_str());

@@ -57,14 +57,14 @@ SeedResult parse_result_line(const nlohmann::json& j) {
   if (!j.is_object()) throw std::runtime_error("not a JSON object");
   SeedResult r;
   const nlohmann::json* seed = lookup(j, {"seed"});
-  if (seed == nullptr || !seed->is_number_unsigned()) throw std::runtime_error("no \"seed\"");
+  if (seed == nullptr || !seed->is_number_unsigned()) throw std::runtime_error("no \"seed\" (an unsigned integer)");
   r.seed = seed->get<uint64_t>();
   const nlohmann::json* code = lookup(j, {"exit_code", "exit"});
-  if (code == nullptr || !code->is_number_integer()) throw std::runtime_error("no \"exit_code\"");
+  if (code == nullptr || !code->is_number_integer()) throw std::runtime_error("no \"exit\" (an integer)");
   r.exit_code = code->get<int>();
   if (const nlohmann::json* x = lookup(j, {"scenario"}); x != nullptr && x->is_string()) r.scenario = x->get<std::string>();
   const nlohmann::json* hash = lookup(j, {"scenario_hash", "hash"});
-  if (hash == nullptr || !hash->is_string()) throw std::runtime_error("no \"scenario_hash\"");
+  if (hash == nullptr || !hash->is_string()) throw std::runtime_error("no \"scenario_hash\" (a string)");
   r.hash = hash->get<std::string>();
   if (j.contains("scenario_file") && j["scenario_file"].is_string()) r.scenario_file = j["scenario_file"];
   if (j.contains("commit") && j["commit"].is_string()) r.commit = j["commit"];
@@ -103,6 +103,12 @@ SeedResult parse_result_line(const nlohmann::json& j) {
 
 ResultsFile read_results(const std::filesystem::path& path) {
   ResultsFile out;
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+    // A directory (or a device, a FIFO) where the results go: reading it
+    // would throw from inside the stream, or never end.
+    throw BadInput(fmt::format("{}: not a regular file", path.string()));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (!std::filesystem::exists(path)) return out;
@@ -122,8 +128,14 @@ ResultsFile read_results(const std::filesystem::path& path) {
     pos = nl + 1;
     out.complete_bytes = pos;
     if (line.empty()) continue;
+    nlohmann::json j;
     try {
-      out.results.push_back(parse_result_line(nlohmann::json::parse(line)));
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception&) {
+      throw BadInput(fmt::format("{}: line {}: not JSON (not a line kafkasim sweep writes)", path.string(), line_no));
+    }
+    try {
+      out.results.push_back(parse_result_line(j));
     } catch (const std::exception& e) {
       throw BadInput(fmt::format("{}: line {}: not a result line: {}", path.string(), line_no, e.what()));
     }

@@ -125,6 +125,14 @@ TEST(ScenarioJsonInput, AFieldNamedTwiceIsAnError) {
   EXPECT_EQ(parse_json(kFile, R"({"a": {"x": 1}, "b": {"x": 2}})").at("b").at("x"), 2);
 }
 
+TEST(ScenarioJsonInput, NestingIsBoundedInsteadOfOverflowingTheStack) {
+  const auto nested = [](int n) { return std::string(static_cast<size_t>(n), '[') + std::string(static_cast<size_t>(n), ']'); };
+  EXPECT_TRUE(parse_json(kFile, nested(512)).is_array());
+  EXPECT_EQ(error_of([&] { parse_json(kFile, nested(513)); }), "s.json: at $: the JSON nests more than 512 levels deep");
+  EXPECT_EQ(error_of([&] { parse_json(kFile, nested(100000)); }),
+            "s.json: at $: the JSON nests more than 512 levels deep");
+}
+
 TEST(ScenarioJsonInput, ANumberBeyondADoubleIsMalformedInputWithItsPosition) {
   EXPECT_EQ(error_of([&] { parse_json(kFile, "{\n  \"duration_s\": 1e999\n}"); }),
             "s.json: malformed JSON at line 2, column 21: number overflow parsing '1e999'");
