@@ -444,6 +444,24 @@ TEST_F(Cli, MergeOfDifferentScenariosIsRefused) {
   Output missing = kafkasim({"merge", "a", "nowhere"});
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.err.find("nowhere: no results.jsonl"), std::string::npos) << missing.err;
+  fs::create_directories(dir_ / "empty");
+  write("empty/results.jsonl", "");
+  Output empty = kafkasim({"merge", "empty"});
+  EXPECT_EQ(empty.code, 2);
+  EXPECT_NE(empty.err.find("no results in the given directories"), std::string::npos) << empty.err;
+}
+
+TEST_F(Cli, ResumeWarnsOfASeedWithTwoDifferentResults) {
+  ASSERT_EQ(kafkasim({"sweep", "small.json", "--seeds", "1..2", "--out", "d"}).code, 0);
+  std::vector<std::string> l = lines(slurp(dir_ / "d" / "results.jsonl"));
+  ASSERT_EQ(l.size(), 2u);
+  nlohmann::json edited = nlohmann::json::parse(l[0]);
+  edited["lost"] = 99;
+  write("d/results.jsonl", l[0] + "\n" + l[1] + "\n" + edited.dump() + "\n");
+  Output r = kafkasim({"sweep", "small.json", "--seeds", "1..3", "--out", "d", "--resume"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: seed " + edited["seed"].dump() + " has two different results"), std::string::npos)
+      << r.err;
 }
 
 // No valid scenario breaks an invariant (that would be a kafkasim bug), so the

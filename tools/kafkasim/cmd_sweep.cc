@@ -138,6 +138,27 @@ class Progress {
   uint64_t last_printed_done_ = std::numeric_limits<uint64_t>::max();
 };
 
+// The same seed twice must be the same result (runs are deterministic): a
+// difference is reported, and the first result of each seed is the one kept.
+void warn_conflicting_duplicates(const std::vector<SeedResult>& results, const char* command) {
+  std::vector<SeedResult> sorted = results;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const SeedResult& x, const SeedResult& y) { return x.seed < y.seed; });
+  for (size_t i = 1; i < sorted.size(); ++i) {
+    if (sorted[i].seed != sorted[i - 1].seed) continue;
+    nlohmann::json x = sorted[i].line;
+    nlohmann::json y = sorted[i - 1].line;
+    for (const char* k : {"scenario_file", "commit"}) {
+      x.erase(k);
+      y.erase(k);
+    }
+    if (x != y) {
+      std::fprintf(stderr, "kafkasim %s: warning: seed %llu has two different results (a determinism bug?)\n",
+                   command, static_cast<unsigned long long>(sorted[i].seed));
+    }
+  }
+}
+
 void print_table_and_junit(const std::vector<SeedResult>& sorted, const std::optional<std::string>& junit) {
   std::fputs(verdict_table(sorted).c_str(), stdout);
   std::fflush(stdout);
@@ -204,6 +225,7 @@ int cmd_sweep(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "kafkasim sweep: dropped a partial last line of %s (an interrupted write)\n",
                  results_path.string().c_str());
   }
+  warn_conflicting_duplicates(existing.results, "sweep");
   std::set<uint64_t> done_before;
   for (const SeedResult& r : existing.results) done_before.insert(r.seed);
 
@@ -365,23 +387,11 @@ int cmd_merge(const std::vector<std::string>& argv) {
       all.push_back(std::move(r));
     }
   }
-  // The same seed twice must be the same result (runs are deterministic).
-  std::vector<SeedResult> sorted_all = all;
-  std::stable_sort(sorted_all.begin(), sorted_all.end(),
-                   [](const SeedResult& x, const SeedResult& y) { return x.seed < y.seed; });
-  for (size_t i = 1; i < sorted_all.size(); ++i) {
-    if (sorted_all[i].seed != sorted_all[i - 1].seed) continue;
-    nlohmann::json x = sorted_all[i].line;
-    nlohmann::json y = sorted_all[i - 1].line;
-    for (const char* k : {"scenario_file", "commit"}) {
-      x.erase(k);
-      y.erase(k);
-    }
-    if (x != y) {
-      std::fprintf(stderr, "kafkasim merge: warning: seed %llu has two different results (a determinism bug?)\n",
-                   static_cast<unsigned long long>(sorted_all[i].seed));
-    }
+  if (all.empty()) {
+    // Nothing ran: a table of nothing would let a CI job pass unchecked.
+    throw BadInput("merge: no results in the given directories");
   }
+  warn_conflicting_duplicates(all, "merge");
   std::vector<SeedResult> sorted = by_seed(std::move(all));
   print_table_and_junit(sorted, a.value("junit"));
   return sweep_exit_code(sorted);
