@@ -276,6 +276,15 @@ class Loader {
   // --- hosts and processes ------------------------------------------------------------
 
   void claim_name(const Value& where, const std::string& name) {
+    // Names appear in faults, the timeline, the history and expectations
+    // (clients.<name>): white space, quotes or a line break there would
+    // garble every report.
+    for (char c : name) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') {
+        where.fail(fmt::format("{}: a host or client name is letters, digits, '_', '-' and '.'",
+                               nlohmann::json(name).dump()));
+      }
+    }
     if (name == kAdminName) {
       where.fail(fmt::format("the name \"{}\" is the runner's own (the process that creates the topics)", name));
     }
@@ -468,6 +477,17 @@ class Loader {
     }
     for (const TopicSpec& other : s_.topics) {
       if (other.name == t.name) r.required("name").fail(fmt::format("topic \"{}\" is defined twice", t.name));
+      // Topic.hasCollision: '.' and '_' map to one metric name, so Kafka
+      // refuses the second topic (InvalidTopicException on create).
+      std::string a = other.name;
+      std::string b = t.name;
+      std::replace(a.begin(), a.end(), '.', '_');
+      std::replace(b.begin(), b.end(), '.', '_');
+      if (a == b) {
+        r.required("name").fail(fmt::format("topic \"{}\" collides with topic \"{}\" ('.' and '_' are one to "
+                                            "Kafka's metrics; Kafka refuses to create it)",
+                                            t.name, other.name));
+      }
     }
     t.partitions = static_cast<int32_t>(r.integer("partitions", 1, 1, 100000));
     const int64_t brokers = static_cast<int64_t>(s_.brokers.size());

@@ -393,6 +393,14 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
        "s.json: at $.faults[2].groups: expected an array of at least 2 elements, got 1"},
       {"an address already taken", [](nlohmann::json& j) { j["faults"][5]["address"] = "10.0.0.2"; },
        "s.json: at $.faults[5].address: 10.0.0.2 is held by host \"node2\" at 430 s"},
+      {"a host name with a space", [](nlohmann::json& j) { j["hosts"][1]["name"] = "node 2"; },
+       "s.json: at $.hosts[1].name: \"node 2\": a host or client name is letters, digits, '_', '-' and '.'"},
+      {"a client name with a line break", [](nlohmann::json& j) { j["hosts"][3]["clients"][1] = "con\nsumer"; },
+       "s.json: at $.hosts[3].clients[1]: \"con\\nsumer\": a host or client name is letters, digits, '_', '-' and "
+       "'.'"},
+      {"topics that collide", [](nlohmann::json& j) { j["topics"].push_back({{"name", "te.st"}}); j["topics"].push_back({{"name", "te_st"}}); },
+       "s.json: at $.topics[2].name: topic \"te_st\" collides with topic \"te.st\" ('.' and '_' are one to Kafka's "
+       "metrics; Kafka refuses to create it)"},
       {"an address with a leading zero", [](nlohmann::json& j) { j["hosts"][1]["address"] = "10.0.0.01"; },
        "s.json: at $.hosts[1].address: expected an IPv4 address such as \"10.0.0.1\" (four numbers from 0 to 255, "
        "no leading zeros), got \"10.0.0.01\""},
