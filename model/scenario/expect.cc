@@ -610,11 +610,11 @@ class ExpectationEvaluator {
 
   // A path that && or || did not need was never resolved, so a misspelt
   // field there would pass unnoticed ("true || nosuch == 1"). Each is
-  // checked by name: its fields must exist where the verdict has them. A
-  // subscript's key depends on the run, so past one the check goes on in the
-  // first element of the array or object (the verdict's collections hold
-  // values of one shape), and stops at an empty one or at a value that is not
-  // an object.
+  // resolved as far as the verdict allows: a field must exist where it is
+  // named, while a subscript's key or index may legitimately be missing (the
+  // run decides which partitions, snapshots or elements there are, and a
+  // guard like "len(a) > 2 && a[2] == 1" exists for that): the check stops
+  // there, as it does at a value that is not an object.
   void check_unevaluated_paths() {
     for (size_t i = 0; i < nodes_.size(); ++i) {
       const N& n = nodes_[i];
@@ -627,10 +627,21 @@ class ExpectationEvaluator {
           if (!at->is_object()) break;
           at = field(*at, seg.field, where);
           prefix += (prefix.empty() ? "" : ".") + seg.field;
+        } else if (at->is_array()) {
+          if (seg.keys.size() != 1 || !seg.keys[0].is_number_integer()) break;
+          const int64_t k = seg.keys[0].get<int64_t>();
+          if (k < 0 || static_cast<uint64_t>(k) >= at->size()) break;
+          at = &(*at)[static_cast<size_t>(k)];
+          prefix += fmt::format("[{}]", k);
+        } else if (at->is_object()) {
+          std::string key;
+          for (size_t k = 0; k < seg.keys.size(); ++k) key += (k == 0 ? "" : "-") + key_text(seg.keys[k]);
+          auto it = at->find(key);
+          if (it == at->end()) break;
+          at = &*it;
+          prefix += "[" + nlohmann::json(key).dump() + "]";
         } else {
-          if (!(at->is_array() || at->is_object()) || at->empty()) break;
-          at = &*at->begin();
-          prefix += "[…]";
+          break;
         }
         where = "'" + prefix + "'";
       }

@@ -179,7 +179,7 @@ std::string shell_quote(const std::string& word) {
 }
 
 void check_outputs(const std::string& command, const std::vector<std::pair<std::string, std::string>>& outputs,
-                   const std::vector<std::string>& inputs) {
+                   const std::vector<std::pair<std::string, std::string>>& inputs) {
   namespace fs = std::filesystem;
   auto same = [](const std::string& a, const std::string& b) {
     std::error_code ec;
@@ -196,10 +196,9 @@ void check_outputs(const std::string& command, const std::vector<std::pair<std::
     if (!parent.empty() && !fs::is_directory(parent, ec)) {
       throw UsageError(command, fmt::format("{} {}: the directory {} does not exist", option, path, parent.string()));
     }
-    for (const std::string& input : inputs) {
+    for (const auto& [what, input] : inputs) {
       if (same(path, input)) {
-        throw UsageError(command, fmt::format("{} {}: that is the scenario file; writing it would destroy it", option,
-                                              path));
+        throw UsageError(command, fmt::format("{} {}: that is {}; writing it would destroy it", option, path, what));
       }
     }
     for (size_t j = 0; j < i; ++j) {

@@ -109,10 +109,11 @@ std::string parse_choice(const std::string& command, const std::string& option, 
 
 // Files a command is about to write (option, path), checked before it runs
 // anything: each must be creatable (its directory exists, it is not a
-// directory), no two may be one file, and none may be one of `inputs` (the
-// scenario file) — writing one would destroy or corrupt the other.
+// directory), no two may be one file, and none may be one of `inputs`
+// (what, path: "the scenario file", the sweep's results) — writing one would
+// destroy or corrupt the other.
 void check_outputs(const std::string& command, const std::vector<std::pair<std::string, std::string>>& outputs,
-                   const std::vector<std::string>& inputs);
+                   const std::vector<std::pair<std::string, std::string>>& inputs);
 
 // A word as a POSIX shell would need it quoted to be passed as one argument.
 std::string shell_quote(const std::string& word);

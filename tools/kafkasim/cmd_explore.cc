@@ -272,6 +272,8 @@ int cmd_explore(const std::vector<std::string>& argv) {
   }
   if (error) {
     std::fprintf(stderr, "%s\n", error->c_str());
+    std::fprintf(stderr, "kafkasim explore: stopped after %llu of %llu runs\n",
+                 static_cast<unsigned long long>(finished), static_cast<unsigned long long>(total));
     return error_code;
   }
 

@@ -134,7 +134,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   for (const char* option : {"trace", "history"}) {
     if (auto path = a.value(option)) outputs.emplace_back(std::string("--") + option, *path);
   }
-  check_outputs("run", outputs, {file});
+  check_outputs("run", outputs, {{"the scenario file", file}});
 
   scenario::Scenario s = scenario::load_scenario(file);
   uint64_t seed = a.value("seed") ? seed_arg : s.seed;

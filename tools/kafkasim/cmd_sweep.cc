@@ -189,7 +189,6 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   bool resume = a.flag("resume");
   std::optional<std::string> junit = a.value("junit");
   const std::string& file = a.positionals()[0];
-  if (junit) check_outputs("sweep", {{"--junit", *junit}}, {file});
 
   scenario::Scenario s = scenario::load_scenario(file);
   std::filesystem::path dir = a.value("out").value_or("sweep-" + std::filesystem::path(file).stem().string());
@@ -200,6 +199,12 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   if (ec || !std::filesystem::is_directory(dir)) {
     throw BadInput(fmt::format("--out {}: cannot create the directory: {}", dir.string(),
                                ec ? ec.message() : "not a directory"));
+  }
+  // Before any seed runs (and with --out created, since the report may go
+  // inside it): the report must not land on the scenario or the results.
+  if (junit) {
+    check_outputs("sweep", {{"--junit", *junit}},
+                  {{"the scenario file", file}, {"the sweep's results file", results_path.string()}});
   }
 
   // What is already done.
@@ -364,8 +369,10 @@ int cmd_merge(const std::vector<std::string>& argv) {
   }
   a.expect_positionals(1, std::numeric_limits<size_t>::max(), "DIR");
   if (auto junit = a.value("junit")) {
-    std::vector<std::string> inputs;
-    for (const std::string& d : a.positionals()) inputs.push_back((std::filesystem::path(d) / "results.jsonl").string());
+    std::vector<std::pair<std::string, std::string>> inputs;
+    for (const std::string& d : a.positionals()) {
+      inputs.emplace_back("a results file being merged", (std::filesystem::path(d) / "results.jsonl").string());
+    }
     check_outputs("merge", {{"--junit", *junit}}, inputs);
   }
   std::vector<SeedResult> all;

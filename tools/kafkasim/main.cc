@@ -144,8 +144,13 @@ int main(int argc, char** argv) {
     const int code = cli::dispatch(args);
     // Output that did not reach its file (a full disk, /dev/full, a closed
     // pipe) is not a success: what was printed is incomplete.
-    if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
-      std::fprintf(stderr, "kafkasim: writing the standard output failed: %s\n", std::strerror(errno));
+    errno = 0;
+    const bool flush_failed = std::fflush(stdout) != 0;
+    if (flush_failed || std::ferror(stdout) != 0) {
+      // A failure of this flush has its errno; an earlier one (a command
+      // flushes as it goes) left only the stream's error flag.
+      std::fprintf(stderr, "kafkasim: writing the standard output failed%s%s\n", flush_failed ? ": " : "",
+                   flush_failed ? std::strerror(errno) : "");
       return code == 0 ? scenario::kExitBadInput : code;
     }
     return code;

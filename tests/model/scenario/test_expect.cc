@@ -136,11 +136,23 @@ TEST(ScenarioExpectation, AnOperandLeftUnevaluatedStillHasItsFieldsChecked) {
                                            "version");
   EXPECT_EQ(outcome("false && lsot == 1"), Outcome::error);
   EXPECT_EQ(detail("false && final.partition[\"t\", 0].leadr == 1"),
-            "no field 'leadr' in 'final.partition[…]' (did you mean 'leader'?); it has: isr, leader");
+            "no field 'leadr' in 'final.partition[\"t-0\"]' (did you mean 'leader'?); it has: isr, leader");
   // Keys and indices depend on the run: a guard may skip one that is missing.
   EXPECT_EQ(outcome("len(stalls) > 5 && stalls[5] == 1"), Outcome::failed);
   EXPECT_EQ(outcome("true || final.partition[\"t\", 9].leader == 1"), Outcome::held);
   EXPECT_EQ(outcome("false && final.partition[\"nope\"].isr[7] == 1"), Outcome::failed);
+  // The key written is the one followed: entries of one collection may differ
+  // in shape (a producer's client entry has "acknowledged", a consumer's
+  // "consumed").
+  const nlohmann::json clients = nlohmann::json::parse(R"({
+    "lost": 0,
+    "clients": {"a-consumer": {"consumed": 5}, "b-producer": {"acknowledged": 7}}
+  })");
+  EXPECT_EQ(outcome("lost == 0 || clients[\"b-producer\"].acknowledged > 0", clients), Outcome::held);
+  EXPECT_EQ(outcome("lost == 1 && clients[\"b-producer\"].acknowledged > 0", clients), Outcome::failed);
+  EXPECT_EQ(detail("lost == 0 || clients[\"b-producer\"].acknowlegded > 0", clients),
+            "no field 'acknowlegded' in 'clients[\"b-producer\"]' (did you mean 'acknowledged'?); it has: "
+            "acknowledged");
   // A value that is not an object ends the check (the run decides).
   EXPECT_EQ(outcome("controller == null || controller.x == 1"), Outcome::held);
 }
