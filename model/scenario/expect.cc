@@ -131,8 +131,18 @@ std::vector<Token> tokenize(std::string_view s) {
           case '.': t.kind = Tok::dot; break;
           case '=':
             throw ExpectationError(t.column, "'=' is not an operator; compare with '=='");
-          default:
+          default: {
+            // A byte outside printable ASCII (the first of a UTF-8 "≤", say)
+            // is shown by its value: printed raw it would be half a character.
+            const auto u = static_cast<unsigned char>(c);
+            if (u < 0x20 || u >= 0x7f) {
+              throw ExpectationError(t.column,
+                                     fmt::format("unexpected byte 0x{:02x} (only ASCII is understood; write <=, "
+                                                 ">=, != for the symbols)",
+                                                 u));
+            }
             throw ExpectationError(t.column, fmt::format("unexpected character '{}'", c));
+          }
         }
         if (t.kind != Tok::end) {
           t.text = std::string(1, c);

@@ -172,6 +172,8 @@ TEST(ScenarioExpectation, ParseErrorsNameTheColumn) {
   EXPECT_EQ(parse_error("lost == 12abc"), "column 11: unexpected 'a' after a number");
   EXPECT_EQ(parse_error("lost == 99999999999999999999"), "column 9: integer out of range: 99999999999999999999");
   EXPECT_EQ(parse_error("lost == 0 $"), "column 11: unexpected character '$'");
+  EXPECT_EQ(parse_error("lost \u2264 1"),
+            "column 6: unexpected byte 0xe2 (only ASCII is understood; write <=, >=, != for the symbols)");
   EXPECT_EQ(parse_error("and == 1"), "column 1: expected a value, found the keyword 'and'");
   EXPECT_EQ(parse_error(""), "column 1: expected a value, a field or '(', found the end");
   EXPECT_EQ(parse_error("len lost"), "column 5: expected '(' after len, found 'lost'");
