@@ -486,9 +486,40 @@ struct Run::Impl {
 
   std::optional<sim::ProcessId> process(const std::string& name) const { return world.find_process(name); }
 
+  // Why a fault would change nothing, as things stand when it comes ("" if
+  // it will act): a schedule that starts a running process or powers on a
+  // host that is on says so in the timeline rather than passing silently.
+  std::string no_effect(const Fault& f) const {
+    switch (f.action) {
+      case FaultAction::power_off:
+        return world.is_up(hosts.at(f.target)) ? "" : "the host is already off";
+      case FaultAction::power_on:
+        return world.is_up(hosts.at(f.target)) ? "the host is already on" : "";
+      case FaultAction::kill:
+      case FaultAction::stop:
+        return world.is_running(*process(f.target)) ? "" : "not running";
+      case FaultAction::start: {
+        const sim::ProcessId p = *process(f.target);
+        if (!world.is_running(p)) return "";
+        auto it = stopping.find(p);
+        return it != stopping.end() && world.now().us() <= it->second ? "" : "already running";
+      }
+      case FaultAction::pause: {
+        const sim::ProcessId p = *process(f.target);
+        if (!world.is_running(p)) return "not running";
+        return world.is_paused(p) ? "already paused" : "";
+      }
+      case FaultAction::resume:
+        return world.is_paused(*process(f.target)) ? "" : "not paused";
+      default:
+        return "";
+    }
+  }
+
   void apply(const Fault& f) {
     std::string text = to_string(f.action);
     if (!f.target.empty()) text += " " + f.target;
+    if (const std::string why = no_effect(f); !why.empty()) text += " (no effect: " + why + ")";
     switch (f.action) {
       case FaultAction::power_off:
         for (const auto& [name, p] : clients) {

@@ -228,6 +228,46 @@ TEST(ScenarioRun, StartWaitsForAStopAndIsANoOpOnARunningProcess) {
     if (t.text.find("kafka2") != std::string::npos) stops.push_back(format_seconds(t.time_us) + " " + t.text);
   }
   EXPECT_EQ(stops, (std::vector<std::string>{"20 stop kafka2", "20 start kafka2"}));
+  // The start of a running process at 5 s did nothing, and the timeline says so.
+  bool noted = false;
+  for (const TimelineEntry& t : r.timeline) {
+    noted = noted || (t.time_us == 5'000'000 && t.text == "start kafka1 (no effect: already running)");
+  }
+  EXPECT_TRUE(noted);
+}
+
+TEST(ScenarioRun, FaultsThatChangeNothingSaySoInTheTimeline) {
+  const RunResult r = run_scenario(
+      small(R"({"faults": [{"at": 5, "action": "power_on", "target": "node1"},
+                           {"at": 6, "action": "resume", "target": "kafka1"},
+                           {"at": 7, "action": "pause", "target": "kafka1"},
+                           {"at": 8, "action": "pause", "target": "kafka1"},
+                           {"at": 9, "action": "resume", "target": "kafka1"},
+                           {"at": 10, "action": "kill", "target": "kafka2"},
+                           {"at": 11, "action": "kill", "target": "kafka2"},
+                           {"at": 12, "action": "stop", "target": "kafka2"},
+                           {"at": 13, "action": "power_off", "target": "node3"},
+                           {"at": 14, "action": "power_off", "target": "node3"}],
+                "snapshots": [], "expect": []})"),
+      1);
+  std::vector<std::string> faults;
+  for (const TimelineEntry& t : r.timeline) {
+    if (t.time_us >= 5'000'000 && t.time_us <= 14'000'000 && t.time_us % 1'000'000 == 0) {
+      faults.push_back(format_seconds(t.time_us) + " " + t.text);
+    }
+  }
+  EXPECT_EQ(faults, (std::vector<std::string>{
+                        "5 power_on node1 (no effect: the host is already on)",
+                        "6 resume kafka1 (no effect: not paused)",
+                        "7 pause kafka1",
+                        "8 pause kafka1 (no effect: already paused)",
+                        "9 resume kafka1",
+                        "10 kill kafka2",
+                        "11 kill kafka2 (no effect: not running)",
+                        "12 stop kafka2 (no effect: not running)",
+                        "13 power_off node3",
+                        "14 power_off node3 (no effect: the host is already off)",
+                    }));
 }
 
 // An override of a broker key replaces a broker's own value of it and a
