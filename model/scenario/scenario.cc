@@ -230,6 +230,9 @@ class Loader {
         f->fail(e.what());
       }
       out.file = path;
+      if (std::find(s_.referenced_files.begin(), s_.referenced_files.end(), path) == s_.referenced_files.end()) {
+        s_.referenced_files.push_back(path);
+      }
     }
     if (std::optional<Value> p = r.optional("properties")) {
       for (const auto& [k, v] : r.properties("properties")) {

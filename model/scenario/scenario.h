@@ -180,6 +180,8 @@ struct SnapshotSpec {
 
 struct Scenario {
   std::string file;  // as given; messages name it
+  // The server.properties / zoo.cfg files it references, as opened.
+  std::vector<std::string> referenced_files;
   std::string name;
   std::string description;
   kafka::VersionProfile version = kafka::VersionProfile::v3_9;

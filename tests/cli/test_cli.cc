@@ -719,6 +719,12 @@ TEST_F(Cli, OutputsThatWouldClobberTheScenarioOrEachOtherAreRefusedBeforeRunning
   EXPECT_EQ(clobber.code, 2);
   EXPECT_NE(clobber.err.find("that is the scenario file"), std::string::npos) << clobber.err;
   EXPECT_EQ(slurp(dir_ / "small.json"), kSmall);
+  write("server.properties", "num.partitions=1\n");
+  write("withfile.json", replace(kSmall, "\"name\": \"cli small\",", "\"name\": \"cli small\", \"kafka\": {\"file\": \"server.properties\"},"));
+  Output props = kafkasim({"run", "withfile.json", "--trace", "server.properties"});
+  EXPECT_EQ(props.code, 2);
+  EXPECT_NE(props.err.find("that is a file the scenario references"), std::string::npos) << props.err;
+  EXPECT_EQ(slurp(dir_ / "server.properties"), "num.partitions=1\n");
   Output junit = kafkasim({"sweep", "small.json", "--seeds", "1..2", "--out", "j", "--junit", "nodir/x.xml"});
   EXPECT_EQ(junit.code, 2);
   EXPECT_NE(junit.err.find("the directory nodir does not exist"), std::string::npos) << junit.err;

@@ -134,9 +134,10 @@ int cmd_run(const std::vector<std::string>& argv) {
   for (const char* option : {"trace", "history"}) {
     if (auto path = a.value(option)) outputs.emplace_back(std::string("--") + option, *path);
   }
-  check_outputs("run", outputs, {{"the scenario file", file}});
-
   scenario::Scenario s = scenario::load_scenario(file);
+  std::vector<std::pair<std::string, std::string>> inputs = {{"the scenario file", file}};
+  for (const std::string& f : s.referenced_files) inputs.emplace_back("a file the scenario references", f);
+  check_outputs("run", outputs, inputs);
   uint64_t seed = a.value("seed") ? seed_arg : s.seed;
 
   scenario::RunOptions options;
