@@ -228,20 +228,18 @@ class ExpectationParser {
       for (int child : {n.lhs, n.rhs}) {
         if (child >= 0) height[i] = std::max(height[i], height[static_cast<size_t>(child)] + 1);
       }
-      if (height[i] > kMaxDepth + 1) {  // a leaf is 1: n nestings make n + 1
-        throw ExpectationError(n.column, fmt::format("the expression nests more than {} levels deep", kMaxDepth));
-      }
+      if (height[i] > kMaxDepth + 1) too_deep(n.column);  // a leaf is 1: n nestings make n + 1
     }
     return root;
   }
 
  private:
+  [[noreturn]] static void too_deep(size_t column) {
+    throw ExpectationError(column, fmt::format("the expression nests more than {} levels deep", kMaxDepth));
+  }
   struct Nesting {
     explicit Nesting(ExpectationParser& p) : parser(p) {
-      if (++parser.depth_ > kMaxDepth) {
-        throw ExpectationError(parser.peek().column,
-                               fmt::format("the expression nests more than {} levels deep", kMaxDepth));
-      }
+      if (++parser.depth_ > kMaxDepth) too_deep(parser.peek().column);
     }
     ~Nesting() { --parser.depth_; }
     Nesting(const Nesting&) = delete;
@@ -619,42 +617,12 @@ class ExpectationEvaluator {
   std::vector<std::pair<std::string, std::string>> shown;
 
   // A path that && or || did not need was never resolved, so a misspelt
-  // field there would pass unnoticed ("true || nosuch == 1"). Each is
-  // resolved as far as the verdict allows: a field must exist where it is
-  // named, while a subscript's key or index may legitimately be missing (the
-  // run decides which partitions, snapshots or elements there are, and a
-  // guard like "len(a) > 2 && a[2] == 1" exists for that): the check stops
-  // there, as it does at a value that is not an object.
+  // field there would pass unnoticed ("true || nosuch == 1"): each is
+  // walked by names only (see walk).
   void check_unevaluated_paths() {
     for (size_t i = 0; i < nodes_.size(); ++i) {
       const N& n = nodes_[i];
-      if (n.kind != N::Kind::path || (i < evaluated_.size() && evaluated_[i])) continue;
-      const nlohmann::json* at = &doc_;
-      std::string where = "the top level";
-      std::string prefix;
-      for (const N::Segment& seg : n.segments) {
-        if (seg.keys.empty()) {
-          if (!at->is_object()) break;
-          at = field(*at, seg.field, where);
-          prefix += (prefix.empty() ? "" : ".") + seg.field;
-        } else if (at->is_array()) {
-          if (seg.keys.size() != 1 || !seg.keys[0].is_number_integer()) break;
-          const int64_t k = seg.keys[0].get<int64_t>();
-          if (k < 0 || static_cast<uint64_t>(k) >= at->size()) break;
-          at = &(*at)[static_cast<size_t>(k)];
-          prefix += fmt::format("[{}]", k);
-        } else if (at->is_object()) {
-          std::string key;
-          for (size_t k = 0; k < seg.keys.size(); ++k) key += (k == 0 ? "" : "-") + key_text(seg.keys[k]);
-          auto it = at->find(key);
-          if (it == at->end()) break;
-          at = &*it;
-          prefix += "[" + nlohmann::json(key).dump() + "]";
-        } else {
-          break;
-        }
-        where = "'" + prefix + "'";
-      }
+      if (n.kind == N::Kind::path && !(i < evaluated_.size() && evaluated_[i])) (void)walk(n, true);
     }
   }
 
@@ -728,20 +696,28 @@ class ExpectationEvaluator {
                                 kind_name(a), show(a), kind_name(b), show(b))};
   }
 
-  Value resolve(const N& n) {
+  // Follows a path from the top of the verdict. For evaluation anything
+  // missing is an EvalError. By names only (an operand a short-circuit
+  // skipped), a missing field is still an error, but where the run decides
+  // (an index, a key, a value that is not an object: a guard like
+  // "len(a) > 2 && a[2] == 1" exists for that) the walk stops, with null.
+  const nlohmann::json* walk(const N& n, bool names_only) const {
     const nlohmann::json* at = &doc_;
     std::string where = "the top level";
     std::string prefix;
     for (const N::Segment& seg : n.segments) {
       if (seg.keys.empty()) {
+        if (names_only && !at->is_object()) return nullptr;
         at = field(*at, seg.field, where);
         prefix += (prefix.empty() ? "" : ".") + seg.field;
       } else if (at->is_array()) {
         if (seg.keys.size() != 1 || !seg.keys[0].is_number_integer()) {
+          if (names_only) return nullptr;
           throw EvalError{fmt::format("{} is an array: index it with one number", where)};
         }
         const int64_t i = seg.keys[0].get<int64_t>();
         if (i < 0 || static_cast<uint64_t>(i) >= at->size()) {
+          if (names_only) return nullptr;
           throw EvalError{fmt::format("index {} is outside {} ({} elements)", i, where, at->size())};
         }
         at = &(*at)[static_cast<size_t>(i)];
@@ -749,11 +725,17 @@ class ExpectationEvaluator {
       } else {
         std::string key;
         for (size_t k = 0; k < seg.keys.size(); ++k) key += (k == 0 ? "" : "-") + key_text(seg.keys[k]);
+        if (names_only && (!at->is_object() || !at->contains(key))) return nullptr;
         at = field(*at, key, where);
         prefix += "[" + nlohmann::json(key).dump() + "]";
       }
       where = "'" + prefix + "'";
     }
+    return at;
+  }
+
+  Value resolve(const N& n) {
+    const nlohmann::json* at = walk(n, false);
     const Value v = from_json(*at);
     bool seen = false;
     for (const auto& [p, _] : shown) seen = seen || p == n.path_text;

@@ -4,8 +4,8 @@
 // RunOptions::overrides = that combination; each row reports the share of
 // seeds that lost data, duplicated, or stalled longer than the bound, with a
 // 95% Wilson score interval.
+#include <atomic>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -15,8 +15,6 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <fmt/format.h>
 
 #include "model/scenario/json_input.h"
@@ -25,6 +23,7 @@
 #include "model/scenario/scenario.h"
 #include "tools/kafkasim/args.h"
 #include "tools/kafkasim/commands.h"
+#include "tools/kafkasim/workers.h"
 
 namespace cli {
 
@@ -198,78 +197,60 @@ int cmd_explore(const std::vector<std::string>& argv) {
   std::vector<SeedOutcome> outcomes(total);
 
   std::mutex mutex;
-  std::condition_variable cv;
   uint64_t finished = 0;
   std::optional<std::string> error;
   int error_code = 0;
   double bound_s = static_cast<double>(bound_us) / 1e6;
-  {
-    // Each worker takes the next run when it is free (nothing is queued
-    // ahead), and all stop at the first error: a mistyped --stall-metric
-    // shows after the first run, not after all of them.
-    std::atomic<uint64_t> next{0};
-    std::atomic<bool> stop{false};
-    uint64_t workers_done = 0;
-    boost::asio::thread_pool pool(jobs);
-    for (uint64_t w = 0; w < jobs; ++w) {
-      boost::asio::post(pool, [&] {
-        for (;;) {
-          if (stop.load()) break;
-          const uint64_t t = next.fetch_add(1);
-          if (t >= total) break;
-          SeedOutcome o;
-          std::optional<std::string> err;
-          int code = 0;
-          const uint64_t seed = range.first + t % per_row;
-          try {
-            scenario::Scenario mine = variants[t / per_row];
-            scenario::RunResult r = scenario::run_scenario(mine, seed);
-            o.has_verdict = r.verdict.is_object();
-            o.lost = number(r.verdict, "lost") > 0;
-            o.duplicates = number(r.verdict, "duplicates") > 0;
-            const scenario::Expectation::Result stall = stalled_when->evaluate(r.verdict);
-            if (stall.outcome == scenario::Expectation::Result::Outcome::error) {
-              throw scenario::InputError("--stall-metric", stall_metric, stall.detail);
-            }
-            o.stalled = stall.outcome == scenario::Expectation::Result::Outcome::held;
-          } catch (const scenario::InputError& e) {
-            err = e.what();
-            code = scenario::kExitBadInput;
-          } catch (const std::exception& e) {
-            err = fmt::format("internal error (a kafkasim bug) in seed {}: {}", seed, e.what());
-            code = scenario::kExitInvariant;
+  // All runs stop at the first error: a mistyped --stall-metric shows after
+  // the first run, not after all of them.
+  std::atomic<bool> stop{false};
+  uint64_t last_tenth = 0;
+  run_on_workers(
+      jobs, total,
+      [&](uint64_t t) {
+        SeedOutcome o;
+        std::optional<std::string> err;
+        int code = 0;
+        const uint64_t seed = range.first + t % per_row;
+        try {
+          scenario::Scenario mine = variants[t / per_row];
+          scenario::RunResult r = scenario::run_scenario(mine, seed);
+          o.has_verdict = r.verdict.is_object();
+          o.lost = number(r.verdict, "lost") > 0;
+          o.duplicates = number(r.verdict, "duplicates") > 0;
+          const scenario::Expectation::Result stall = stalled_when->evaluate(r.verdict);
+          if (stall.outcome == scenario::Expectation::Result::Outcome::error) {
+            throw scenario::InputError("--stall-metric", stall_metric, stall.detail);
           }
-          std::lock_guard lock(mutex);
-          outcomes[t] = o;
-          if (err) {
-            stop.store(true);
-            if (!error) {
-              error = err;
-              error_code = code;
-            }
-          }
-          ++finished;
-          cv.notify_all();
+          o.stalled = stall.outcome == scenario::Expectation::Result::Outcome::held;
+        } catch (const scenario::InputError& e) {
+          err = e.what();
+          code = scenario::kExitBadInput;
+        } catch (const std::exception& e) {
+          err = fmt::format("internal error (a kafkasim bug) in seed {}: {}", seed, e.what());
+          code = scenario::kExitInvariant;
         }
         std::lock_guard lock(mutex);
-        ++workers_done;
-        cv.notify_all();
+        outcomes[t] = o;
+        if (err) {
+          stop.store(true);
+          if (!error) {
+            error = err;
+            error_code = code;
+          }
+        }
+        ++finished;
+      },
+      [&] { return stop.load(); },
+      [&] {
+        std::lock_guard lock(mutex);
+        const uint64_t tenth = finished * 10 / total;
+        if (tenth > last_tenth && !error) {
+          std::fprintf(stderr, "explore: %llu/%llu runs\n", static_cast<unsigned long long>(finished),
+                       static_cast<unsigned long long>(total));
+          last_tenth = tenth;
+        }
       });
-    }
-    std::unique_lock lock(mutex);
-    uint64_t last_tenth = 0;
-    while (workers_done < jobs) {
-      cv.wait_for(lock, std::chrono::milliseconds(200));
-      uint64_t tenth = finished * 10 / total;
-      if (tenth > last_tenth && !error) {
-        std::fprintf(stderr, "explore: %llu/%llu runs\n", static_cast<unsigned long long>(finished),
-                     static_cast<unsigned long long>(total));
-        last_tenth = tenth;
-      }
-    }
-    lock.unlock();
-    pool.join();
-  }
   if (error) {
     std::fprintf(stderr, "%s\n", error->c_str());
     std::fprintf(stderr, "kafkasim explore: stopped after %llu of %llu runs\n",

@@ -13,8 +13,6 @@
 
 #include <atomic>
 #include <cerrno>
-#include <chrono>
-#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -26,8 +24,6 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <fmt/format.h>
 
 #include "model/scenario/json_input.h"
@@ -36,6 +32,7 @@
 #include "tools/kafkasim/args.h"
 #include "tools/kafkasim/commands.h"
 #include "tools/kafkasim/results.h"
+#include "tools/kafkasim/workers.h"
 
 namespace cli {
 
@@ -251,7 +248,6 @@ int cmd_sweep(const std::vector<std::string>& argv) {
 
   // The sink: everything the tasks share.
   std::mutex mutex;
-  std::condition_variable finished_cv;
   uint64_t done_now = 0;  // seeds written
   uint64_t failures_now = 0;
   std::optional<std::string> bad_input;
@@ -263,20 +259,12 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   install_interrupt_handlers();
   Progress progress(total, already, already_failed);
   {
-    // Each worker takes the next seed when it is free: nothing is queued
-    // ahead, so memory does not grow with the range and Ctrl-C stops at once
-    // (the seeds running finish and are written).
-    std::atomic<uint64_t> next{0};
-    uint64_t workers_done = 0;
-    boost::asio::thread_pool pool(jobs);
-    for (uint64_t w = 0; w < jobs; ++w) {
-      boost::asio::post(pool, [&] {
-        for (;;) {
-          if (stop.load() || g_interrupted.load() != 0) break;
-          const uint64_t k = next.fetch_add(1);
-          if (k >= total) break;
+    // Ctrl-C stops at once: the seeds running finish and are written.
+    run_on_workers(
+        jobs, total,
+        [&](uint64_t k) {
           const uint64_t seed = shard.seed(range, k);
-          if (done_before.contains(seed)) continue;
+          if (done_before.contains(seed)) return;
           std::optional<std::string> line;
           bool failed = false;
           try {
@@ -299,31 +287,22 @@ int cmd_sweep(const std::vector<std::string>& argv) {
             }
             stop.store(true);
           }
+          if (!line) return;
           std::lock_guard lock(mutex);
-          if (line) {
-            if (write_line(fd, *line)) {
-              ++done_now;
-              failures_now += failed;
-            } else if (!bad_input) {
-              bad_input = fmt::format("{}: write failed: {}", results_path.string(), std::strerror(errno));
-              stop.store(true);
-            }
+          if (write_line(fd, *line)) {
+            ++done_now;
+            failures_now += failed;
+          } else if (!bad_input) {
+            bad_input = fmt::format("{}: write failed: {}", results_path.string(), std::strerror(errno));
+            stop.store(true);
           }
-          finished_cv.notify_all();
-        }
-        std::lock_guard lock(mutex);
-        ++workers_done;
-        finished_cv.notify_all();
-      });
-    }
-    std::unique_lock lock(mutex);
-    while (workers_done < jobs) {
-      finished_cv.wait_for(lock, std::chrono::milliseconds(200));
-      progress.update(done_now, failures_now, false);
-      if (g_interrupted.load() != 0) stop.store(true);
-    }
-    lock.unlock();
-    pool.join();
+        },
+        [&] { return stop.load() || g_interrupted.load() != 0; },
+        [&] {
+          std::lock_guard lock(mutex);
+          progress.update(done_now, failures_now, false);
+          if (g_interrupted.load() != 0) stop.store(true);
+        });
     progress.update(done_now, failures_now, true);
   }
   ::close(fd);
