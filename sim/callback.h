@@ -33,6 +33,13 @@ class Callback : public InlineBox<48, CallbackOps> {
     emplace<std::decay_t<F>>(&ops_for<std::decay_t<F>>, std::forward<F>(f));
   }
 
+  // Replaces what the callback holds with `f`, built in place.
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, Callback>>>
+  void assign(F&& f) {
+    reset();
+    emplace<std::decay_t<F>>(&ops_for<std::decay_t<F>>, std::forward<F>(f));
+  }
+
   explicit operator bool() const { return ops_ != nullptr; }
   void operator()() { ops_->invoke(buf_); }
 

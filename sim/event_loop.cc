@@ -20,29 +20,33 @@ uint32_t EventLoop::allocate_slot() {
   }
   if ((slots_used_ >> kChunkBits) == chunks_.size()) {
     chunks_.push_back(std::make_unique<Slot[]>(kChunkSize));
+    slot_seq_.resize(chunks_.size() * kChunkSize, 0);
+    heap_pos_.resize(chunks_.size() * kChunkSize, 0);
   }
   return slots_used_++;
 }
 
 void EventLoop::free_slot(uint32_t i) {
-  Slot& s = slot(i);
-  s.seq = 0;
-  s.fn.reset();
+  slot_seq_[i] = 0;
+  slot(i).fn.reset();
   free_slots_.push_back(i);
 }
 
-TimerId EventLoop::at(Time t, Callback fn) {
+TimerId EventLoop::open_slot(Time t) {
   SIM_ASSERT(t >= now_, "event scheduled in the past: {} < now {}", format_time(t),
              format_time(now_));
-  SIM_ASSERT(static_cast<bool>(fn), "event scheduled without a callback");
   const uint32_t i = allocate_slot();
   const uint64_t seq = next_seq_++;
-  Slot& s = slot(i);
-  s.seq = seq;
-  s.fn = std::move(fn);
-  heap_push(Entry{t.us(), seq, i});
-  ++live_;
+  slot_seq_[i] = seq;
   return TimerId{i, seq};
+}
+
+TimerId EventLoop::at(Time t, Callback fn) {
+  SIM_ASSERT(static_cast<bool>(fn), "event scheduled without a callback");
+  const TimerId id = open_slot(t);
+  slot(id.slot).fn = std::move(fn);
+  schedule(t, id);
+  return id;
 }
 
 TimerId EventLoop::after(Duration d, Callback fn) {
@@ -51,12 +55,12 @@ TimerId EventLoop::after(Duration d, Callback fn) {
 }
 
 bool EventLoop::is_pending(TimerId id) const {
-  return id.seq != 0 && (id.slot >> kChunkBits) < chunks_.size() && slot(id.slot).seq == id.seq;
+  return id.seq != 0 && id.slot < slot_seq_.size() && slot_seq_[id.slot] == id.seq;
 }
 
 bool EventLoop::cancel(TimerId id) {
   if (!is_pending(id)) return false;
-  heap_remove(slot(id.slot).heap_pos);
+  heap_remove(heap_pos_[id.slot]);
   free_slot(id.slot);
   --live_;
   return true;
@@ -138,7 +142,7 @@ void EventLoop::run_entry(const Entry& e) {
   // not reused meanwhile). Clearing the sequence first makes a cancel of the
   // running event report that it is no longer pending.
   Slot& s = slot(e.slot);
-  s.seq = 0;
+  slot_seq_[e.slot] = 0;
   --live_;
   struct Release {
     EventLoop* loop;

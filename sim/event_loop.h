@@ -8,7 +8,7 @@
 //
 // The queue is a 4-ary min-heap of small (time, sequence, slot) entries; the
 // callbacks live in a slab of stable slots so that running one never moves
-// another. Each slot knows its entry's place in the heap, so cancelling a
+// another. Each slot's place in the heap is kept (in a flat array), so cancelling a
 // timer removes the entry at once (O(log n)): request timeouts are cancelled
 // far more often than they fire, and dead entries left in the heap
 // outnumbered live ones four to one, each costing a sift when it surfaced.
@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "sim/assert.h"
@@ -60,6 +61,17 @@ class EventLoop {
 
   // Schedules `fn` at `t` (not before now) or after `d` (not negative).
   TimerId at(Time t, Callback fn);
+  // The same for a closure, built straight in its slot (no Callback moved).
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, Callback>>>
+  TimerId at(Time t, F&& f) {
+    if constexpr (std::is_constructible_v<bool, const std::decay_t<F>&>) {
+      SIM_ASSERT(static_cast<bool>(f), "event scheduled without a callback");
+    }
+    const TimerId id = open_slot(t);
+    slot(id.slot).fn.assign(std::forward<F>(f));
+    schedule(t, id);
+    return id;
+  }
   TimerId after(Duration d, Callback fn);
   // Cancels a pending event. Returns false if it already ran or was cancelled.
   bool cancel(TimerId id);
@@ -91,9 +103,10 @@ class EventLoop {
     uint64_t seq;
     uint32_t slot;
   };
+  // A slot's callback lives in a stable chunk; its sequence number and heap
+  // position sit in flat arrays beside it, as every sift step writes a
+  // position and every cancel reads a sequence.
   struct Slot {
-    uint64_t seq = 0;  // 0 while free or running
-    uint32_t heap_pos = 0;  // where its entry is in heap_, while pending
     Callback fn;
   };
   static constexpr uint32_t kChunkBits = 10;
@@ -105,6 +118,13 @@ class EventLoop {
   Slot& slot(uint32_t i) { return chunks_[i >> kChunkBits][i & (kChunkSize - 1)]; }
   const Slot& slot(uint32_t i) const { return chunks_[i >> kChunkBits][i & (kChunkSize - 1)]; }
   uint32_t allocate_slot();
+  // at(): a slot and sequence number for an event at `t`, then its entry in
+  // the heap once the callback is in the slot.
+  TimerId open_slot(Time t);
+  void schedule(Time t, TimerId id) {
+    heap_push(Entry{t.us(), id.seq, id.slot});
+    ++live_;
+  }
   void free_slot(uint32_t i);
 
   void heap_push(const Entry& e);
@@ -113,7 +133,7 @@ class EventLoop {
   void heap_remove(size_t i);
   void place(size_t i, const Entry& e) {
     heap_[i] = e;
-    slot(e.slot).heap_pos = static_cast<uint32_t>(i);
+    heap_pos_[e.slot] = static_cast<uint32_t>(i);
   }
   void sift_up(size_t i, const Entry& e);
   void sift_down(size_t i);
@@ -128,6 +148,8 @@ class EventLoop {
   size_t live_ = 0;
   std::vector<Entry> heap_;
   std::vector<std::unique_ptr<Slot[]>> chunks_;
+  std::vector<uint64_t> slot_seq_;   // per slot: 0 while free or running
+  std::vector<uint32_t> heap_pos_;   // per slot: where its entry is in heap_, while pending
   std::vector<uint32_t> free_slots_;
   uint32_t slots_used_ = 0;
   std::function<void()> after_event_;

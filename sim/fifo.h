@@ -21,8 +21,12 @@ class Fifo {
   void push_back(T item) { items_.push_back(std::move(item)); }
   // Removes the front item (the storage is reused once the queue drains).
   void pop_front() {
+    if (head_ + 1 == items_.size()) {
+      clear();  // the usual case: the last item goes, and with it the queue
+      return;
+    }
     items_[head_] = T();
-    if (++head_ == items_.size()) clear();
+    ++head_;
   }
   void clear() {
     items_.clear();

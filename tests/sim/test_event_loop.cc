@@ -4,6 +4,9 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -173,6 +176,32 @@ TEST(EventLoop, LargeClosuresAreKeptOnTheHeapAndStillRun) {
   loop.after(Duration::millis(1), [big, &seen] { seen = big[31]; });
   loop.run_until_quiet();
   EXPECT_EQ(seen, 7);
+}
+
+// at() builds a closure straight in its slot; one too big to sit there
+// goes to the heap, and cancelling it frees it without running it.
+TEST(EventLoop, ClosuresBuiltInTheirSlotRunOrAreCancelled) {
+  EventLoop loop;
+  std::array<int64_t, 32> big{};
+  big[31] = 9;
+  auto owned = std::make_shared<int>(0);
+  int64_t seen = 0;
+  loop.at(at_ms(2), [big, &seen] { seen = big[31]; });
+  const TimerId cancelled = loop.at(at_ms(1), [big, owned] { *owned = 1; });
+  EXPECT_EQ(owned.use_count(), 2);
+  EXPECT_TRUE(loop.cancel(cancelled));
+  EXPECT_EQ(owned.use_count(), 1);  // the closure was destroyed with the cancel
+  loop.run_until_quiet();
+  EXPECT_EQ(seen, 9);
+  EXPECT_EQ(*owned, 0);
+}
+
+TEST(EventLoop, AnEmptyCallableIsRefused) {
+  EventLoop loop;
+  std::function<void()> empty;
+  EXPECT_THROW(loop.at(at_ms(1), empty), InvariantViolation);
+  EXPECT_THROW(loop.at(at_ms(1), Callback{}), InvariantViolation);
+  EXPECT_EQ(loop.pending(), 0u);
 }
 
 TEST(EventLoop, ManyCancellationsLeaveOnlyTheLiveEventsToRun) {
