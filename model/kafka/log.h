@@ -20,7 +20,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +29,7 @@
 
 #include "model/kafka/config.h"
 #include "model/kafka/types.h"
+#include "sim/fifo.h"
 #include "sim/world.h"
 
 namespace kafka {
@@ -220,7 +220,7 @@ class PartitionLog {
   LogConfig config_;
   Offset log_start_{0};
   Offset recovery_point_{0};
-  std::deque<Record> records_;         // [log_start_, log_end)
+  sim::Fifo<Record> records_;          // [log_start_, log_end)
   std::vector<SegmentInfo> segments_;  // ascending base; the last is active
   std::vector<EpochEntry> epochs_;     // ascending epoch and start offset
   int64_t unflushed_messages_ = 0;
@@ -228,7 +228,7 @@ class PartitionLog {
   sim::Time flush_done_at_ = sim::Time::zero();
   // Running byte total through each record, parallel to records_, so that
   // bytes_between is O(1).
-  std::deque<int64_t> bytes_through_;
+  sim::Fifo<int64_t> bytes_through_;
   std::vector<std::weak_ptr<PendingFlush>> flushes_in_flight_;
   // fsync callbacks hold a weak reference: a log destroyed while its process
   // lives (a deleted partition) never hears back.

@@ -1,4 +1,5 @@
-// sim::Fifo: the small queue behind network streams and request queues.
+// sim::Fifo: the queue behind network streams, request queues and a
+// partition's records.
 #include "sim/fifo.h"
 
 #include <memory>
@@ -40,6 +41,44 @@ TEST(Fifo, PopReleasesTheItemAtOnce) {
   EXPECT_EQ(*q.front(), "other");
   q.clear();
   EXPECT_TRUE(q.empty());
+}
+
+TEST(Fifo, IndexesFromTheFrontAndPopsAtEitherEnd) {
+  sim::Fifo<int> q;
+  for (int i = 0; i < 5; ++i) q.push_back(i);
+  EXPECT_EQ(q.emplace_back(5), 5);
+  q.pop_front();
+  EXPECT_EQ(q[0], 1);
+  EXPECT_EQ(q[4], 5);
+  EXPECT_EQ(q.back(), 5);
+  q.pop_back();
+  EXPECT_EQ(q.back(), 4);
+  EXPECT_EQ(contents(q), (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(q.end() - q.begin(), 4);
+  while (!q.empty()) q.pop_back();
+  EXPECT_EQ(q.size(), 0u);
+  q.push_back(9);  // after popping back to empty, the next push is the front
+  EXPECT_EQ(q.front(), 9);
+  EXPECT_EQ(q[0], 9);
+}
+
+// A queue that never drains (a log losing its oldest records while new ones
+// arrive) gives popped slots back and keeps every index right.
+TEST(Fifo, ALongQueueThatNeverDrainsStaysInOrder) {
+  sim::Fifo<std::string> q;
+  int next_in = 0;
+  int next_out = 0;
+  for (int round = 0; round < 1000; ++round) {
+    for (int i = 0; i < 3; ++i) q.push_back(std::to_string(next_in++));
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_EQ(q.front(), std::to_string(next_out));
+      q.pop_front();
+      ++next_out;
+    }
+    ASSERT_EQ(q.size(), static_cast<size_t>(next_in - next_out));
+    for (size_t i = 0; i < q.size(); i += 97) ASSERT_EQ(q[i], std::to_string(next_out + static_cast<int>(i)));
+    ASSERT_EQ(q.back(), std::to_string(next_in - 1));
+  }
 }
 
 }  // namespace
