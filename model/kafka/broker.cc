@@ -693,15 +693,20 @@ void Broker::handle_stop_replica(const StopReplicaRequest& r, Reply reply) {
 
 // --- the replica manager -----------------------------------------------------------------
 
-Partition* Broker::find_partition(const TopicPartition& tp) {
+Partition* Broker::lookup(const TopicPartition& tp) const {
+  for (const CachedLookup& c : lookups_) {
+    if (c.generation == partitions_generation_ && c.tp == tp) return c.partition;
+  }
   auto it = partitions_.find(tp);
-  return it == partitions_.end() ? nullptr : it->second.get();
+  Partition* found = it == partitions_.end() ? nullptr : it->second.get();
+  lookups_[next_lookup_] = CachedLookup{partitions_generation_, tp, found};
+  next_lookup_ = (next_lookup_ + 1) % lookups_.size();
+  return found;
 }
 
-const Partition* Broker::partition(const TopicPartition& tp) const {
-  auto it = partitions_.find(tp);
-  return it == partitions_.end() ? nullptr : it->second.get();
-}
+Partition* Broker::find_partition(const TopicPartition& tp) { return lookup(tp); }
+
+const Partition* Broker::partition(const TopicPartition& tp) const { return lookup(tp); }
 
 std::vector<TopicPartition> Broker::partitions() const {
   std::vector<TopicPartition> out;

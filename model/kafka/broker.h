@@ -31,6 +31,7 @@
 // every log, close the ZooKeeper session (its ephemerals go at once) and exit.
 #pragma once
 
+#include <array>
 #include <deque>
 #include <functional>
 #include <map>
@@ -248,6 +249,16 @@ class Broker final : public sim::Process {
   MetadataCache metadata_;
   std::map<TopicPartition, std::unique_ptr<Partition>> partitions_;
   uint64_t partitions_generation_ = 0;  // raised when a partition is created or deleted
+  // The last two lookups in partitions_ (a hit or a miss), valid while the
+  // generation holds: nearly every request names one of a few partitions.
+  struct CachedLookup {
+    uint64_t generation = UINT64_MAX;
+    TopicPartition tp;
+    Partition* partition = nullptr;
+  };
+  mutable std::array<CachedLookup, 2> lookups_;
+  mutable size_t next_lookup_ = 0;
+  Partition* lookup(const TopicPartition& tp) const;
   uint64_t roles_version_ = 0;          // raised by every make_leader / make_follower
   std::map<std::string, std::map<std::string, std::string>> topic_configs_;
   std::map<TopicPartition, std::unique_ptr<PartitionLog>> loaded_logs_;  // found on disk at start
