@@ -105,38 +105,47 @@ void LabConsumer::on_fetch_error(const kafka::TopicPartition& tp, const std::str
 
 void LabConsumer::on_records(const std::vector<ConsumedRecord>& records) { poll_->add(records); }
 
-void LabConsumer::on_polled(const std::vector<ConsumedRecord>& records) {
-  for (const ConsumedRecord& r : records) {
-    // consumer.py, line by line, over the number the script parses.
-    const uint64_t value = lab_script_value(r.value);
-    value_ = value;
-    const int64_t next_missing_position =
-        std::max<int64_t>(missing_position_, static_cast<int64_t>(std::max(expected_value_, value)));
-    for (int64_t i = missing_position_ + 1; i <= next_missing_position; ++i) {
-      missing_.insert(static_cast<uint64_t>(i));
-    }
-    missing_position_ = next_missing_position;
+void LabTally::see(uint64_t value) {
+  // consumer.py, line by line, over the number the script parses.
+  value_ = value;
+  const int64_t next_missing_position =
+      std::max<int64_t>(missing_position_, static_cast<int64_t>(std::max(expected_value_, value)));
+  // The script adds every number up to the new position to `missing` and
+  // then removes this value. A value past the old position is one of those
+  // just added (and nothing else could hold it): it is not added at all,
+  // the same outcome without a set node made and freed per record.
+  const bool fresh = static_cast<int64_t>(value) > missing_position_ &&
+                     static_cast<int64_t>(value) <= next_missing_position;
+  for (int64_t i = missing_position_ + 1; i <= next_missing_position; ++i) {
+    if (static_cast<uint64_t>(i) != value) missing_.insert(static_cast<uint64_t>(i));
+  }
+  missing_position_ = next_missing_position;
+  if (!fresh) {
     if (missing_.count(value) == 0) ++multiple_[value];
     missing_.erase(value);
-    ++received_;
-    ++expected_value_;
   }
+  ++received_;
+  ++expected_value_;
+}
+
+void LabConsumer::on_polled(const std::vector<ConsumedRecord>& records) {
+  for (const ConsumedRecord& r : records) tally_.see(lab_script_value(r.value));
 }
 
 std::string LabConsumer::status_line() const {
   std::string missing = "[";
-  for (uint64_t v : missing_) missing += (missing.size() > 1 ? ", " : "") + std::to_string(v);
+  for (uint64_t v : tally_.missing()) missing += (missing.size() > 1 ? ", " : "") + std::to_string(v);
   missing += "]";
   std::string multiple = "[";
-  for (const auto& [v, n] : multiple_) {
+  for (const auto& [v, n] : tally_.multiple()) {
     multiple += fmt::format("{}({}, {})", multiple.size() > 1 ? ", " : "", v, n);
   }
   multiple += "]";
   // expected_value was already incremented past the last record, as the
   // script prints before incrementing: show the value it printed.
-  const uint64_t shown_expected = expected_value_ == 0 ? 0 : expected_value_ - 1;
+  const uint64_t shown_expected = tally_.expected_value() == 0 ? 0 : tally_.expected_value() - 1;
   return fmt::format("missing={} multiple={} expected_value={} value={}: : {}it", missing, multiple,
-                     shown_expected, value_, received_);
+                     shown_expected, tally_.value(), tally_.received());
 }
 
 }  // namespace client

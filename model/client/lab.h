@@ -96,6 +96,28 @@ class LabProducer final : public sim::Process, public ClientListener {
   uint64_t acknowledged_ = 0;
 };
 
+// consumer.py's bookkeeping over the numbers it reads: every number below
+// the highest seen (or expected) that has not come is missing; a number that
+// comes again is counted in multiple. Kept apart from the consumer so that
+// it can be checked against the script's own steps.
+class LabTally {
+ public:
+  void see(uint64_t value);
+  const std::set<uint64_t>& missing() const { return missing_; }
+  const std::map<uint64_t, uint64_t>& multiple() const { return multiple_; }
+  uint64_t expected_value() const { return expected_value_; }
+  uint64_t value() const { return value_; }
+  uint64_t received() const { return received_; }
+
+ private:
+  std::set<uint64_t> missing_;
+  int64_t missing_position_ = -1;
+  std::map<uint64_t, uint64_t> multiple_;  // value -> times seen beyond the first
+  uint64_t expected_value_ = 0;
+  uint64_t value_ = 0;
+  uint64_t received_ = 0;
+};
+
 class LabConsumer final : public sim::Process, public ConsumerListener {
  public:
   LabConsumer(ConsumerConfig config, LabOptions options, check::History* history);
@@ -109,11 +131,11 @@ class LabConsumer final : public sim::Process, public ConsumerListener {
   void on_fetch_error(const kafka::TopicPartition& tp, const std::string& error) override;
 
   // consumer.py's state.
-  const std::set<uint64_t>& missing() const { return missing_; }
-  const std::map<uint64_t, uint64_t>& multiple() const { return multiple_; }
-  uint64_t expected_value() const { return expected_value_; }
-  uint64_t value() const { return value_; }
-  uint64_t received() const { return received_; }
+  const std::set<uint64_t>& missing() const { return tally_.missing(); }
+  const std::map<uint64_t, uint64_t>& multiple() const { return tally_.multiple(); }
+  uint64_t expected_value() const { return tally_.expected_value(); }
+  uint64_t value() const { return tally_.value(); }
+  uint64_t received() const { return tally_.received(); }
   // "missing=[] multiple=[] expected_value=320 value=320: : 321it"
   std::string status_line() const;
   const PollLoop& poll_loop() const { return *poll_; }
@@ -127,12 +149,7 @@ class LabConsumer final : public sim::Process, public ConsumerListener {
   OpRecorder recorder_;
   std::unique_ptr<Consumer> consumer_;
   std::unique_ptr<PollLoop> poll_;
-  std::set<uint64_t> missing_;
-  int64_t missing_position_ = -1;
-  std::map<uint64_t, uint64_t> multiple_;  // value -> times seen beyond the first
-  uint64_t expected_value_ = 0;
-  uint64_t value_ = 0;
-  uint64_t received_ = 0;
+  LabTally tally_;
 };
 
 }  // namespace client

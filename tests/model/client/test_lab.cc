@@ -2,6 +2,7 @@
 // two partitions) with the notebook's aiokafka producer and consumer, and a
 // rolling power-off of the nodes.
 #include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
 
 #include <algorithm>
 #include <iostream>
@@ -143,6 +144,50 @@ size_t count_ops(const check::History& h, const std::string& process, check::OpF
   return static_cast<size_t>(std::count_if(h.ops().begin(), h.ops().end(), [&](const check::Op& op) {
     return op.process == pid && op.f == f && op.type == type;
   }));
+}
+
+// consumer.py's bookkeeping, step by step as the script does it: add every
+// number up to the new position to `missing`, then count the value in
+// `multiple` if it was not missing, and remove it.
+struct ScriptTally {
+  std::set<uint64_t> missing;
+  std::map<uint64_t, uint64_t> multiple;
+  int64_t missing_position = -1;
+  uint64_t expected_value = 0;
+  void see(uint64_t value) {
+    const int64_t next =
+        std::max<int64_t>(missing_position, static_cast<int64_t>(std::max(expected_value, value)));
+    for (int64_t i = missing_position + 1; i <= next; ++i) missing.insert(static_cast<uint64_t>(i));
+    missing_position = next;
+    if (missing.count(value) == 0) ++multiple[value];
+    missing.erase(value);
+    ++expected_value;
+  }
+};
+
+TEST(LabTally, GapsDuplicatesAndLateArrivals) {
+  client::LabTally t;
+  for (uint64_t v : {0, 1, 3, 3, 2, 7, 1}) t.see(v);
+  EXPECT_EQ(t.missing(), (std::set<uint64_t>{4, 5, 6}));
+  EXPECT_EQ(t.multiple(), (std::map<uint64_t, uint64_t>{{1, 1}, {3, 1}}));
+  EXPECT_EQ(t.expected_value(), 7u);
+  EXPECT_EQ(t.value(), 1u);
+  EXPECT_EQ(t.received(), 7u);
+}
+
+// Any sequence of small numbers, with repeats, gaps and numbers going back:
+// the same missing and multiple as the script's own steps.
+RC_GTEST_PROP(LabTally, AgreesWithTheScriptsSteps, ()) {
+  const auto values = *rc::gen::container<std::vector<uint64_t>>(rc::gen::inRange<uint64_t>(0, 40));
+  client::LabTally t;
+  ScriptTally script;
+  for (uint64_t v : values) {
+    t.see(v);
+    script.see(v);
+    RC_ASSERT(t.missing() == script.missing);
+    RC_ASSERT(t.multiple() == script.multiple);
+    RC_ASSERT(t.expected_value() == script.expected_value);
+  }
 }
 
 TEST(LabSeed000, RollingPowerOffStallsBrieflyAndLosesNothing) {
