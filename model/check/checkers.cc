@@ -155,11 +155,13 @@ LostResult find_lost(const History& h, const Index& index, size_t max_items) {
   // What consumers saw: (value, slot) pairs, and how far each partition was read.
   std::vector<std::pair<uint64_t, uint32_t>> seen;
   std::vector<int64_t> read_upto(index.slots(), -1);
-  // The acknowledgements with a position: (value, slot, op index).
+  // The acknowledgements with a position: (value, slot, op index), and the
+  // offset, so that judging them reads no op again (a cache miss each).
   struct Ack {
     uint64_t value;
     uint32_t slot;
     uint32_t op;
+    int64_t offset;
     auto operator<=>(const Ack&) const = default;
   };
   std::vector<Ack> acks;
@@ -170,25 +172,25 @@ LostResult find_lost(const History& h, const Index& index, size_t max_items) {
       seen.emplace_back(op.value, s);
       read_upto[s] = std::max(read_upto[s], op.offset);
     } else if (is_ok(op, OpFunction::send) && op.partition >= 0 && op.offset >= 0) {
-      acks.push_back(Ack{op.value, index.slot(i), static_cast<uint32_t>(i)});
+      acks.push_back(Ack{op.value, index.slot(i), static_cast<uint32_t>(i), op.offset});
     }
   }
   sort_unique(seen);
   // Each (topic, partition, value) is judged once, at its first acknowledgement.
   sort_runs(acks);
-  std::vector<uint32_t> first;
+  std::vector<Ack> first;
   for (size_t k = 0; k < acks.size(); ++k) {
     if (k == 0 || acks[k].value != acks[k - 1].value || acks[k].slot != acks[k - 1].slot) {
-      first.push_back(acks[k].op);
+      first.push_back(acks[k]);
     }
   }
-  sort_runs(first);
+  // Judged in the order they happened (the order of the items reported).
+  sort_runs(first.begin(), first.end(), [](const Ack& a, const Ack& b) { return a.op < b.op; });
   result.acknowledged = first.size();
   std::vector<std::optional<std::vector<uint64_t>>> final_values(index.slots());  // on demand
-  for (const uint32_t i : first) {
-    const Op& op = ops[i];
-    const uint32_t s = index.slot(i);
-    if (std::binary_search(seen.begin(), seen.end(), std::make_pair(op.value, s))) continue;
+  for (const Ack& a : first) {
+    const uint32_t s = a.slot;
+    if (std::binary_search(seen.begin(), seen.end(), std::make_pair(a.value, s))) continue;
     bool is_lost = false;
     if (const FinalState::Replica* ref = index.reference(s)) {
       std::optional<std::vector<uint64_t>>& values = final_values[s];
@@ -198,20 +200,21 @@ LostResult find_lost(const History& h, const Index& index, size_t max_items) {
         for (const auto& [offset, value] : ref->records) values->push_back(value);
         sort_unique(*values);
       }
-      if (std::binary_search(values->begin(), values->end(), op.value)) continue;
-      if (op.offset < ref->log_start) {
+      if (std::binary_search(values->begin(), values->end(), a.value)) continue;
+      if (a.offset < ref->log_start) {
         ++result.unverifiable;  // retention may have deleted it
         continue;
       }
       is_lost = true;
     } else {
       // No log to look at: Jepsen's rule, a consumer went past it without it.
-      is_lost = read_upto[s] > op.offset;
+      is_lost = read_upto[s] > a.offset;
       if (!is_lost) ++result.unverifiable;
     }
     if (!is_lost) continue;
     ++result.lost;
     if (result.items.size() < max_items) {
+      const Op& op = ops[a.op];
       result.items.push_back(LostResult::Item{h.string(op.topic), op.partition, op.offset,
                                               op.value, name_of(h, sender(op)), op.time_us});
     }
