@@ -3,6 +3,8 @@
 // library only, never into kafkasim_sim: linking it is what turns it on.
 #include "sim/fast_alloc.h"
 
+#include <malloc.h>
+
 #include <cstdlib>
 #include <new>
 
@@ -107,8 +109,20 @@ void operator delete[](void* p, size_t) noexcept { release(p); }
 void operator delete(void* p, const std::nothrow_t&) noexcept { release(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { release(p); }
 
+namespace {
+// Large blocks (a log's records, a history, a segment file's bytes) come from
+// malloc, which gives memory at the top of a heap back to the system as soon
+// as 128 KiB of it is free. A sweep runs seed after seed on each thread, so
+// the next seed faulted the same pages in again: 5-12 % of a sweep's time in
+// the kernel. Keeping 64 MiB of slack at the top of each heap ends that for
+// about 20 MiB more resident memory. Set before main, for every executable
+// that links this library.
+const bool kTopPadSet = mallopt(M_TOP_PAD, 64 << 20) == 1;
+}  // namespace
+
 namespace sim::fast_alloc {
 bool active() { return true; }
+bool keeps_freed_memory() { return kTopPadSet; }
 Stats thread_stats() { return cache.stats; }
 }  // namespace sim::fast_alloc
 
@@ -116,6 +130,7 @@ Stats thread_stats() { return cache.stats; }
 
 namespace sim::fast_alloc {
 bool active() { return false; }
+bool keeps_freed_memory() { return false; }
 Stats thread_stats() { return {}; }
 }  // namespace sim::fast_alloc
 

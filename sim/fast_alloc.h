@@ -19,6 +19,10 @@
 // for small blocks is never given back to the system: a simulation reuses
 // the same sizes again and again, and the process ends with the run.
 //
+// Large blocks go to malloc, which is told (M_TOP_PAD) to keep 64 MiB of
+// freed memory at the top of each heap, so that the seeds of a sweep reuse
+// the pages the seed before them faulted in (fast_alloc.cc).
+//
 // Nothing here touches what a simulation computes: addresses are never part
 // of a trace (iteration over pointer-keyed containers is banned), so a run
 // gives the same bytes with or without it. Under AddressSanitizer the
@@ -49,6 +53,9 @@ inline constexpr size_t kMaxSmall = 512;
 // AddressSanitizer). Defined by the object library: only executables that
 // link it may call these.
 bool active();
+// Whether malloc was told to keep freed memory at the top of its heaps for
+// reuse (M_TOP_PAD) instead of handing it back at once (false when not active).
+bool keeps_freed_memory();
 
 struct Stats {
   uint64_t small_allocations = 0;  // served from a size class

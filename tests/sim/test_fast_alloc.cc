@@ -26,6 +26,11 @@ TEST(FastAlloc, IsInUseOutsideTheSanitizer) {
 #endif
 }
 
+// malloc accepted the request to keep freed memory for the next seed.
+TEST(FastAlloc, MallocKeepsFreedMemoryForReuse) {
+  EXPECT_EQ(sim::fast_alloc::keeps_freed_memory(), sim::fast_alloc::active());
+}
+
 TEST(FastAlloc, ASizeTheHeaderWouldWrapIsRefused) {
   if (!sim::fast_alloc::active()) GTEST_SKIP() << "the sanitizer's allocator is in use";
   volatile size_t huge = SIZE_MAX - 8;  // not a constant: the compiler would warn
