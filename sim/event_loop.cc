@@ -19,9 +19,11 @@ uint32_t EventLoop::allocate_slot() {
     return i;
   }
   if ((slots_used_ >> kChunkBits) == chunks_.size()) {
+    // The flat arrays grow first: if an allocation fails, no chunk has
+    // slots they do not cover.
+    slot_seq_.resize((chunks_.size() + 1) * kChunkSize, 0);
+    heap_pos_.resize((chunks_.size() + 1) * kChunkSize, 0);
     chunks_.push_back(std::make_unique<Slot[]>(kChunkSize));
-    slot_seq_.resize(chunks_.size() * kChunkSize, 0);
-    heap_pos_.resize(chunks_.size() * kChunkSize, 0);
   }
   return slots_used_++;
 }
@@ -66,9 +68,22 @@ bool EventLoop::cancel(TimerId id) {
   return true;
 }
 
-void EventLoop::heap_push(const Entry& e) {
-  heap_.push_back(e);
-  sift_up(heap_.size() - 1, e);
+void EventLoop::heap_push(int64_t time_us, uint64_t seq, uint32_t slot) {
+  // sift_up, field by field: the new entry is written once, where it lands.
+  size_t i = heap_.size();
+  heap_.emplace_back();
+  while (i > 0) {
+    const size_t parent = (i - 1) / kArity;
+    const Entry& p = heap_[parent];
+    if (!(time_us < p.time_us || (time_us == p.time_us && seq < p.seq))) break;
+    place(i, p);
+    i = parent;
+  }
+  Entry& e = heap_[i];
+  e.time_us = time_us;
+  e.seq = seq;
+  e.slot = slot;
+  heap_pos_[slot] = static_cast<uint32_t>(i);
 }
 
 void EventLoop::sift_up(size_t i, const Entry& e) {

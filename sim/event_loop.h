@@ -122,12 +122,14 @@ class EventLoop {
   // the heap once the callback is in the slot.
   TimerId open_slot(Time t);
   void schedule(Time t, TimerId id) {
-    heap_push(Entry{t.us(), id.seq, id.slot});
+    heap_push(t.us(), id.seq, id.slot);
     ++live_;
   }
   void free_slot(uint32_t i);
 
-  void heap_push(const Entry& e);
+  // Takes the entry's fields, not an Entry in memory: the caller's just-written
+  // 8-byte stores read back as one 16-byte load stalled on store forwarding.
+  void heap_push(int64_t time_us, uint64_t seq, uint32_t slot);
   void heap_pop();
   // Removes the entry at heap position i.
   void heap_remove(size_t i);
