@@ -11,8 +11,9 @@
 // five to a block and works out which block on every access.
 //
 // Items popped from the front are released at once; their slots are reused
-// when the queue drains, or given back when they make up half the storage
-// (so a queue that never drains holds at most twice what it holds).
+// when the queue drains, or reclaimed (the items behind them moved down)
+// when they make up half the storage, so a queue that never drains uses at
+// most twice the slots it holds. Capacity is kept, as a vector keeps it.
 #pragma once
 
 #include <cstddef>
