@@ -69,9 +69,12 @@ bool EventLoop::cancel(TimerId id) {
 }
 
 void EventLoop::heap_push(int64_t time_us, uint64_t seq, uint32_t slot) {
-  // sift_up, field by field: the new entry is written once, where it lands.
-  size_t i = heap_.size();
   heap_.emplace_back();
+  sift_up(heap_.size() - 1, time_us, seq, slot);
+}
+
+void EventLoop::sift_up(size_t i, int64_t time_us, uint64_t seq, uint32_t slot) {
+  // Field by field: the entry is written once, where it lands (see heap_push).
   while (i > 0) {
     const size_t parent = (i - 1) / kArity;
     const Entry& p = heap_[parent];
@@ -84,16 +87,6 @@ void EventLoop::heap_push(int64_t time_us, uint64_t seq, uint32_t slot) {
   e.seq = seq;
   e.slot = slot;
   heap_pos_[slot] = static_cast<uint32_t>(i);
-}
-
-void EventLoop::sift_up(size_t i, const Entry& e) {
-  while (i > 0) {
-    const size_t parent = (i - 1) / kArity;
-    if (!earlier(e, heap_[parent])) break;
-    place(i, heap_[parent]);
-    i = parent;
-  }
-  place(i, e);
 }
 
 void EventLoop::sift_down(size_t i) {
@@ -122,7 +115,7 @@ void EventLoop::heap_remove(size_t i) {
   if (i == heap_.size()) return;
   // The last entry fills the hole and moves up or down to its place.
   if (i > 0 && earlier(last, heap_[(i - 1) / kArity])) {
-    sift_up(i, last);
+    sift_up(i, last.time_us, last.seq, last.slot);
   } else {
     place(i, last);
     sift_down(i);

@@ -137,7 +137,8 @@ class EventLoop {
     heap_[i] = e;
     heap_pos_[e.slot] = static_cast<uint32_t>(i);
   }
-  void sift_up(size_t i, const Entry& e);
+  // Moves an entry with these fields up from hole i to its place.
+  void sift_up(size_t i, int64_t time_us, uint64_t seq, uint32_t slot);
   void sift_down(size_t i);
   bool has_due(Time limit);
   void run_entry(const Entry& e);

@@ -131,11 +131,7 @@ class LabConsumer final : public sim::Process, public ConsumerListener {
   void on_fetch_error(const kafka::TopicPartition& tp, const std::string& error) override;
 
   // consumer.py's state.
-  const std::set<uint64_t>& missing() const { return tally_.missing(); }
-  const std::map<uint64_t, uint64_t>& multiple() const { return tally_.multiple(); }
-  uint64_t expected_value() const { return tally_.expected_value(); }
-  uint64_t value() const { return tally_.value(); }
-  uint64_t received() const { return tally_.received(); }
+  const LabTally& tally() const { return tally_; }
   // "missing=[] multiple=[] expected_value=320 value=320: : 321it"
   std::string status_line() const;
   const PollLoop& poll_loop() const { return *poll_; }

@@ -222,8 +222,8 @@ TEST(LabSeed000, RollingPowerOffStallsBrieflyAndLosesNothing) {
   EXPECT_GE(stalled_nodes, 2) << "the producer stalls when a leader goes";
   lab.cluster.run_for(Duration::seconds(10));
   // As the author saw on this run: nothing missing, nothing twice.
-  EXPECT_TRUE(lab.lab_consumer()->missing().empty()) << lab.lab_consumer()->status_line();
-  EXPECT_TRUE(lab.lab_consumer()->multiple().empty()) << lab.lab_consumer()->status_line();
+  EXPECT_TRUE(lab.lab_consumer()->tally().missing().empty()) << lab.lab_consumer()->status_line();
+  EXPECT_TRUE(lab.lab_consumer()->tally().multiple().empty()) << lab.lab_consumer()->status_line();
 
   // The history has the checkers' shapes, and the availability checker
   // finds the producer's stalls, each 5-20 s and caused by a power-off.
@@ -300,9 +300,9 @@ TEST(LabSeed000, TwoOfThreeNodesOffStopsTheClientsUntilTheyAreRestarted) {
     EXPECT_EQ(lab.history.string(exit->detail), "gave up after 5 tries");
     EXPECT_NE(exit->error, 0u);
   }
-  const uint64_t seen = lab.lab_consumer()->received();
+  const uint64_t seen = lab.lab_consumer()->tally().received();
   lab.cluster.run_for(Duration::seconds(60));
-  EXPECT_EQ(lab.lab_consumer()->received(), seen) << "the consumer stalls";
+  EXPECT_EQ(lab.lab_consumer()->tally().received(), seen) << "the consumer stalls";
   lab.cluster.world().power_on(lab.node(1));
   lab.cluster.world().power_on(lab.node(2));
   lab.cluster.run_for(Duration::seconds(90));
@@ -314,11 +314,11 @@ TEST(LabSeed000, TwoOfThreeNodesOffStopsTheClientsUntilTheyAreRestarted) {
   lab.cluster.world().start(lab.producer);
   lab.cluster.run_for(Duration::seconds(60));
   EXPECT_GT(lab.lab_producer()->acknowledged(), 1000u) << "traffic flows again";
-  EXPECT_GT(lab.lab_consumer()->received(), 1000u);
+  EXPECT_GT(lab.lab_consumer()->tally().received(), 1000u);
   // The restarted consumer.py starts at the latest offset and, with the
   // script's own numbers (low bits), sees nothing missing or twice.
-  EXPECT_TRUE(lab.lab_consumer()->missing().empty()) << lab.lab_consumer()->status_line();
-  EXPECT_TRUE(lab.lab_consumer()->multiple().empty()) << lab.lab_consumer()->status_line();
+  EXPECT_TRUE(lab.lab_consumer()->tally().missing().empty()) << lab.lab_consumer()->status_line();
+  EXPECT_TRUE(lab.lab_consumer()->tally().multiple().empty()) << lab.lab_consumer()->status_line();
   // One exit each (the restart added none: both were recorded), and the
   // restarted producer's values are new ones: generation 1 in the high bits.
   EXPECT_EQ(count_ops(lab.history, "consumer", check::OpFunction::exit, check::OpType::info), 1u);
