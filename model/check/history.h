@@ -80,7 +80,18 @@ class History {
   const std::vector<std::string>& processes() const { return processes_; }
   const std::string& process_name(uint64_t id) const { return processes_.at(id); }
 
-  void add(const Op& op) { ops_.push_back(op); }
+  void add(const Op& op) {
+    if (!ops_.empty() && op.time_us < ops_.back().time_us) in_time_order_ = false;
+    ops_.push_back(op);
+  }
+  // Whether every op so far came no earlier than the one before it (so a
+  // time range of ops can be found by binary search). The clients record
+  // each op at the virtual time it happens; a history read from a file may
+  // be in any order.
+  bool in_time_order() const { return in_time_order_; }
+  // Room for `n` ops, so that a history expected to be long is not copied
+  // each time it doubles (capacity only: nothing recorded changes).
+  void reserve(size_t n) { ops_.reserve(n); }
   const std::vector<Op>& ops() const { return ops_; }
   size_t size() const { return ops_.size(); }
 
@@ -110,6 +121,7 @@ class History {
   std::array<uint32_t, kInternCache> string_cache_{};
   std::array<uint32_t, kInternCache> process_cache_{};
   std::vector<Op> ops_;
+  bool in_time_order_ = true;
 };
 
 // Pairs every invoke with its completion, as jepsen.history pairs them, for

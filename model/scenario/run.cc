@@ -282,6 +282,7 @@ struct Run::Impl {
       : s(scenario),
         seed(run_seed), options(std::move(run_options)), world(run_seed, world_options(scenario)) {
     history = options.history_out != nullptr ? options.history_out : &own_history;
+    history->reserve(history_size_hint());
     if (options.trace_json != nullptr) world.trace().set_json_sink(options.trace_json);
     build();
   }
@@ -833,7 +834,18 @@ struct Run::Impl {
     }
     // Each history process resolved to its client once (null: not a client).
     std::vector<std::optional<std::pair<ClientStats*, int64_t*>>> resolved;
-    for (const check::Op& op : history->ops()) {
+    // Only the ops in [from, to): found by binary search when the history is
+    // in time order (as the clients record it), or else by looking at all.
+    const std::vector<check::Op>& all = history->ops();
+    auto range_begin = all.begin();
+    auto range_end = all.end();
+    if (history->in_time_order()) {
+      const auto by_time = [](const check::Op& op, int64_t t) { return op.time_us < t; };
+      range_begin = std::lower_bound(all.begin(), all.end(), from, by_time);
+      range_end = std::lower_bound(range_begin, all.end(), to, by_time);
+    }
+    for (auto op_it = range_begin; op_it != range_end; ++op_it) {
+      const check::Op& op = *op_it;
       if (op.time_us < from || op.time_us >= to) continue;
       if (op.process >= resolved.size()) resolved.resize(op.process + 1);
       auto& slot = resolved[op.process];
@@ -963,7 +975,19 @@ struct Run::Impl {
     return r;
   }
 
+  // The length of the last history recorded on this thread, up to a bound:
+  // the seeds of a sweep run the same scenario, so the next history will be
+  // about as long, and reserving that much spares the copies of a growing
+  // vector (a tenth of a second in a 1,000-seed sweep). Capacity only, so a
+  // wrong guess changes nothing but memory.
+  static size_t& history_size_hint() {
+    thread_local size_t hint = 0;
+    return hint;
+  }
+
   ~Impl() {
+    constexpr size_t kMaxHint = size_t{1} << 22;  // 4 Mi ops, 224 MiB
+    history_size_hint() = std::min(history->size() + history->size() / 8, kMaxHint);
     world.set_invariant_check({});
     world.trace().remove_observer(observer);
   }

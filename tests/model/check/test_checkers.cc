@@ -553,6 +553,28 @@ TEST(CheckLatency, EachTryIsMeasuredFromItsOwnInvoke) {
   EXPECT_EQ(r.p99_us, 3'000);
 }
 
+// The percentiles are selected, not sorted for: any count and any repeats
+// must give what sorting and taking the nearest rank gives.
+RC_GTEST_PROP(CheckLatencyProperty, PercentilesAgreeWithSortingEveryLatency, ()) {
+  const auto ms = *rc::gen::container<std::vector<int64_t>>(rc::gen::inRange<int64_t>(0, 40));
+  Builder b;
+  for (size_t i = 0; i < ms.size(); ++i) {
+    const auto t = static_cast<int64_t>(i) * kSecond;
+    b.send(t, "p", OpType::invoke, i).send(t + ms[i] * 1'000, "p", OpType::ok, i).at(0, static_cast<int64_t>(i));
+  }
+  const LatencyResult r = check_latency(b.history());
+  RC_ASSERT(r.count == ms.size());
+  if (ms.empty()) return;
+  std::vector<int64_t> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  auto rank = [&](uint64_t p) { return sorted[std::max<uint64_t>(1, (p * sorted.size() + 99) / 100) - 1] * 1'000; };
+  RC_ASSERT(r.min_us == sorted.front() * 1'000);
+  RC_ASSERT(r.p50_us == rank(50));
+  RC_ASSERT(r.p90_us == rank(90));
+  RC_ASSERT(r.p99_us == rank(99));
+  RC_ASSERT(r.max_us == sorted.back() * 1'000);
+}
+
 TEST(CheckLatency, NoAcknowledgementsGiveZeros) {
   const LatencyResult r = check_latency(Builder().history());
   EXPECT_EQ(r.count, 0u);

@@ -76,6 +76,23 @@ TEST(CheckHistory, InternsStringsAndProcessesWithZeroReserved) {
   EXPECT_EQ(op_function_from_string("txn"), std::nullopt);
 }
 
+TEST(CheckHistory, KnowsWhetherItsOpsCameInTimeOrder) {
+  History h;
+  EXPECT_TRUE(h.in_time_order());
+  Op op;
+  for (int64_t t : {0, 5, 5, 9}) {
+    op.time_us = t;
+    h.add(op);
+  }
+  EXPECT_TRUE(h.in_time_order());  // equal times are in order
+  op.time_us = 8;
+  h.add(op);
+  EXPECT_FALSE(h.in_time_order());
+  op.time_us = 20;
+  h.add(op);
+  EXPECT_FALSE(h.in_time_order());  // once out of order, always
+}
+
 TEST(CheckHistory, PairsSendsByValueAndPollRecordsWithTheirInvoke) {
   const std::vector<int64_t> p = pair_index(sample());
   // Sends: 10 (op 0) with its ok (2); 11's first try (1) with its info (3);
