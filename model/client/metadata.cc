@@ -41,17 +41,15 @@ void Metadata::available_into(const kafka::Topic& topic, std::vector<int32_t>& o
 }
 
 std::optional<kafka::BrokerId> Metadata::leader(const kafka::TopicPartition& tp) const {
-  auto it = leaders_.find(tp);
-  if (it == leaders_.end() || it->second == kafka::kNoBroker || brokers_.count(it->second) == 0) {
-    return std::nullopt;
-  }
-  return it->second;
+  const kafka::BrokerId* b = leaders_.find(tp);
+  if (b == nullptr || *b == kafka::kNoBroker || brokers_.count(*b) == 0) return std::nullopt;
+  return *b;
 }
 
 std::optional<kafka::NodeAddress> Metadata::address(kafka::BrokerId b) const {
-  auto it = brokers_.find(b);
-  if (it == brokers_.end()) return std::nullopt;
-  return it->second;
+  const kafka::NodeAddress* address = brokers_.find(b);
+  if (address == nullptr) return std::nullopt;
+  return *address;
 }
 
 // How long a broker that failed is passed over when another will do.
@@ -82,8 +80,7 @@ void Metadata::note_failure(kafka::BrokerId b) {
 }
 
 void Metadata::invalidate(const kafka::TopicPartition& tp) {
-  auto it = leaders_.find(tp);
-  if (it != leaders_.end()) it->second = kafka::kNoBroker;
+  if (kafka::BrokerId* b = leaders_.find(tp)) *b = kafka::kNoBroker;
   refresh();
 }
 

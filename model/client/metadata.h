@@ -14,6 +14,7 @@
 
 #include "model/client/config.h"
 #include "model/kafka/network_client.h"
+#include "sim/flat_map.h"
 
 namespace client {
 
@@ -63,8 +64,10 @@ class Metadata {
   Options options_;
   std::function<void(const std::string&, int32_t)> on_error_;
   std::function<void()> on_update_;
-  std::map<kafka::BrokerId, kafka::NodeAddress> brokers_;
-  std::map<kafka::TopicPartition, kafka::BrokerId> leaders_;  // -1: none
+  // Both looked up for every record a producer sends; a metadata answer
+  // refills them.
+  sim::FlatMap<kafka::BrokerId, kafka::NodeAddress> brokers_;
+  sim::FlatMap<kafka::TopicPartition, kafka::BrokerId> leaders_;  // -1: none
   std::map<std::string, int32_t> counts_;
   std::set<std::string> topics_;
   bool in_flight_ = false;

@@ -438,8 +438,8 @@ void Broker::on_message(sim::SocketId s, sim::Payload& p) {
   // (the clients below only ever receive answers and ZooKeeper messages):
   // it is served without asking each client whether the socket is its own.
   if (auto* frame = sim::payload_cast<RequestFrame>(&p)) {
-    if (auto it = connections_.find(s); it != connections_.end()) {
-      ServerConnection& c = it->second;
+    if (ServerConnection* found = connections_.find(s)) {
+      ServerConnection& c = *found;
       if (!c.busy && c.pending.empty()) {
         serve(s, c, *frame);
         return;
@@ -470,9 +470,9 @@ void Broker::on_closed(sim::SocketId s, sim::CloseReason r) {
 }
 
 void Broker::dispatch(sim::SocketId socket) {
-  auto it = connections_.find(socket);
-  if (it == connections_.end() || it->second.busy || it->second.pending.empty()) return;
-  ServerConnection& c = it->second;
+  ServerConnection* found = connections_.find(socket);
+  if (found == nullptr || found->busy || found->pending.empty()) return;
+  ServerConnection& c = *found;
   RequestFrame frame = std::move(c.pending.front());
   c.pending.pop_front();
   serve(socket, c, frame);
@@ -492,9 +492,9 @@ void Broker::serve(sim::SocketId socket, ServerConnection& c, RequestFrame& fram
   const uint64_t key = (socket.value << 32) | c.serving;
   handle(frame.body, [this, key](Response&& response) {
     const sim::SocketId s{key >> 32};
-    auto conn = connections_.find(s);
-    if (conn == connections_.end()) return;  // the client went away meanwhile
-    ServerConnection& served = conn->second;
+    ServerConnection* conn = connections_.find(s);
+    if (conn == nullptr) return;  // the client went away meanwhile
+    ServerConnection& served = *conn;
     if (!served.busy || served.serving != static_cast<uint32_t>(key)) return;  // answered
     if (served.answer && ctx().is_open(s)) {
       ctx().send(s, ResponseFrame{served.correlation_id, std::move(response)});

@@ -51,6 +51,7 @@
 #include "model/kafka/wire.h"
 #include "sim/deadline_timer.h"
 #include "sim/fifo.h"
+#include "sim/flat_map.h"
 #include "model/zk/client.h"
 
 namespace kafka {
@@ -264,7 +265,10 @@ class Broker final : public sim::Process {
   std::map<TopicPartition, std::unique_ptr<PartitionLog>> loaded_logs_;  // found on disk at start
   std::map<std::string, Offset> checkpointed_hw_;  // "topic-p" -> hw, from the checkpoint files
 
-  std::map<sim::SocketId, ServerConnection> connections_;
+  // The listener's connections, looked up for every request and answer. Only
+  // on_accept and on_closed add or remove one, each an event of its own, so
+  // a ServerConnection& held while a request is served stays valid.
+  sim::FlatMap<sim::SocketId, ServerConnection> connections_;
   std::map<uint64_t, DelayedProduce> delayed_produces_;
   // Ascending id: the order they came. Held by pointer: completing one
   // erases it from the middle, and a pointer moves for less than a request.

@@ -186,8 +186,8 @@ void Invariants::run(bool all) {
         SIM_ASSERT(std::find(p->replicas().begin(), p->replicas().end(), r) != p->replicas().end(),
                    "broker {}: ISR member {} of {} is not a replica", id, r, to_string(tp));
         if (r == id) continue;
-        auto f = p->followers().find(r);
-        if (f == p->followers().end() || f->second.log_end.value < 0) continue;
+        const FollowerState* f = p->followers().find(r);
+        if (f == nullptr || f->log_end.value < 0) continue;
         // The highest log end offset the leader has heard from this member
         // in this leader epoch of this incarnation. Not the latest: a fetch
         // the follower gave up on can still arrive after a heal (the kernel
@@ -210,7 +210,7 @@ void Invariants::run(bool all) {
           h->leader_epoch = leader_epoch;
           h->log_end = -1;
         }
-        h->log_end = std::max(h->log_end, f->second.log_end.value);
+        h->log_end = std::max(h->log_end, f->log_end.value);
         // Truncating to the high watermark (the pre-KIP-101 what-if) can
         // legitimately put an ISR member below it: that is the anomaly. So
         // can a power loss: a follower whose host lost power comes back with

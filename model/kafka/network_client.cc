@@ -163,9 +163,9 @@ size_t NetworkClient::pending(int32_t node) const {
 }
 
 std::optional<int32_t> NetworkClient::node_of(sim::SocketId socket) const {
-  auto it = sockets_.find(socket);
-  if (it == sockets_.end()) return std::nullopt;
-  return it->second;
+  const int32_t* node = sockets_.find(socket);
+  if (node == nullptr) return std::nullopt;
+  return *node;
 }
 
 bool NetworkClient::on_connected(sim::SocketId socket) {

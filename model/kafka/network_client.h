@@ -20,6 +20,7 @@
 #include "model/kafka/wire.h"
 #include "sim/deadline_timer.h"
 #include "sim/fifo.h"
+#include "sim/flat_map.h"
 #include "sim/world.h"
 
 namespace kafka {
@@ -111,7 +112,9 @@ class NetworkClient {
   sim::ProcessContext& ctx_;
   Options options_;
   std::map<int32_t, Connection> connections_;
-  std::map<sim::SocketId, int32_t> sockets_;
+  // socket -> node: a handful of entries, looked up for every message the
+  // process receives.
+  sim::FlatMap<sim::SocketId, int32_t> sockets_;
   int32_t next_correlation_id_ = 1;
   sim::DeadlineTimer timeouts_;
 };

@@ -82,9 +82,9 @@ bool Partition::maybe_increment_high_watermark() {
   // Over the maximal ISR: the ISR and the members a pending expansion adds.
   auto hold = [&](BrokerId r) {
     if (r == local_) return true;
-    auto it = followers_.find(r);
+    const FollowerState* f = followers_.find(r);
     // An ISR member not yet heard from holds the watermark where it is.
-    const Offset leo = it == followers_.end() ? Offset{-1} : it->second.log_end;
+    const Offset leo = f == nullptr ? Offset{-1} : f->log_end;
     if (leo.value < 0) return false;
     candidate = std::min(candidate, leo);
     return true;
@@ -104,9 +104,9 @@ bool Partition::maybe_increment_high_watermark() {
 }
 
 void Partition::update_follower(BrokerId replica, Offset fetch_offset, int64_t now_ms) {
-  auto it = followers_.find(replica);
-  if (it == followers_.end()) return;  // not an assigned replica
-  FollowerState& f = it->second;
+  FollowerState* found = followers_.find(replica);
+  if (found == nullptr) return;  // not an assigned replica
+  FollowerState& f = *found;
   const Offset leader_end = log_->log_end();
   if (fetch_offset >= leader_end) {
     f.last_caught_up_ms = now_ms;
@@ -135,9 +135,9 @@ std::vector<BrokerId> Partition::out_of_sync(int64_t now_ms, int64_t lag_max_ms)
   if (!is_leader()) return out;
   for (BrokerId r : isr_) {
     if (r == local_) continue;
-    auto it = followers_.find(r);
-    if (it != followers_.end() && it->second.log_end == log_->log_end()) continue;
-    const int64_t caught_up = it == followers_.end() ? 0 : it->second.last_caught_up_ms;
+    const FollowerState* f = followers_.find(r);
+    if (f != nullptr && f->log_end == log_->log_end()) continue;
+    const int64_t caught_up = f == nullptr ? 0 : f->last_caught_up_ms;
     if (now_ms - caught_up > lag_max_ms) out.push_back(r);
   }
   return out;

@@ -25,6 +25,7 @@
 
 #include "model/kafka/log.h"
 #include "model/kafka/wire.h"
+#include "sim/flat_map.h"
 
 namespace kafka {
 
@@ -94,7 +95,7 @@ class Partition {
   // --- followers (leader only) ------------------------------------------------
   // Records a fetch from `replica` at `fetch_offset`.
   void update_follower(BrokerId replica, Offset fetch_offset, int64_t now_ms);
-  const std::map<BrokerId, FollowerState>& followers() const { return followers_; }
+  const sim::FlatMap<BrokerId, FollowerState>& followers() const { return followers_; }
   // A follower not in the ISR that now qualifies to join it, if any.
   std::optional<BrokerId> follower_to_add() const;
   // ISR members (other than the leader) that have lagged for too long; one
@@ -141,7 +142,9 @@ class Partition {
   std::vector<BrokerId> pending_isr_;
   Offset leader_epoch_start_{0};
   Offset high_watermark_{0};
-  std::map<BrokerId, FollowerState> followers_;
+  // Looked up on every follower fetch and every watermark check: a few
+  // entries, rebuilt only by make_leader.
+  sim::FlatMap<BrokerId, FollowerState> followers_;
   std::map<ProducerId, ProducerEntry> producers_;
   uint64_t state_version_ = 0;
 };
