@@ -80,9 +80,16 @@ class History {
   const std::vector<std::string>& processes() const { return processes_; }
   const std::string& process_name(uint64_t id) const { return processes_.at(id); }
 
-  void add(const Op& op) {
-    if (!ops_.empty() && op.time_us < ops_.back().time_us) in_time_order_ = false;
-    ops_.push_back(op);
+  void add(const Op& op) { append(op.time_us) = op; }
+  // A new op at the end, at `time_us` and otherwise default, for the caller
+  // to fill in place: valid until the next op is added. (The clients build
+  // every op this way: one built on the stack and copied in was read back
+  // with wide loads from narrow stores, which stalled.)
+  Op& append(int64_t time_us) {
+    if (!ops_.empty() && time_us < ops_.back().time_us) in_time_order_ = false;
+    Op& op = ops_.emplace_back();
+    op.time_us = time_us;
+    return op;
   }
   // Whether every op so far came no earlier than the one before it (so a
   // time range of ops can be found by binary search). The clients record

@@ -85,15 +85,15 @@ void Consumer::pump() {
   boost::container::small_vector<BrokerId, 8> leaders;
   bool missing = false;
   for (const TopicPartition& tp : assigned_) {
-    const auto leader = metadata_.leader(tp);
-    if (!leader) {
+    const BrokerId leader = metadata_.leader_id(tp);
+    if (leader == kafka::kNoBroker) {
       missing = true;
       continue;
     }
     if (positions_.count(tp) == 0) {
-      need_position[*leader].push_back(tp);
+      need_position[leader].push_back(tp);
     } else {
-      leaders.push_back(*leader);
+      leaders.push_back(leader);
     }
   }
   std::sort(leaders.begin(), leaders.end());
@@ -154,9 +154,8 @@ void Consumer::fetch_from(BrokerId leader) {
   std::vector<std::pair<TopicPartition, int64_t>> fetched_from;
   fetched_from.reserve(assigned_.size());
   for (const TopicPartition& tp : assigned_) {
-    const auto l = metadata_.leader(tp);
     auto pos = positions_.find(tp);
-    if (!l || *l != leader || pos == positions_.end()) continue;
+    if (metadata_.leader_id(tp) != leader || pos == positions_.end()) continue;
     req.partitions.push_back({tp, kafka::Offset{pos->second}, kafka::LeaderEpoch{-1}, kafka::Offset{-1}});
     fetched_from.emplace_back(tp, pos->second);
   }

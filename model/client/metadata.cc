@@ -40,12 +40,6 @@ void Metadata::available_into(const kafka::Topic& topic, std::vector<int32_t>& o
   }
 }
 
-std::optional<kafka::BrokerId> Metadata::leader(const kafka::TopicPartition& tp) const {
-  const kafka::BrokerId* b = leaders_.find(tp);
-  if (b == nullptr || *b == kafka::kNoBroker || brokers_.count(*b) == 0) return std::nullopt;
-  return *b;
-}
-
 std::optional<kafka::NodeAddress> Metadata::address(kafka::BrokerId b) const {
   const kafka::NodeAddress* address = brokers_.find(b);
   if (address == nullptr) return std::nullopt;
@@ -73,6 +67,12 @@ std::optional<kafka::BrokerId> Metadata::any_broker() {
     if (!oldest_failure || f->second < failed_at_ms_.at(*oldest_failure)) oldest_failure = b;
   }
   return oldest_failure;
+}
+
+kafka::BrokerId Metadata::leader_id(const kafka::TopicPartition& tp) const {
+  const kafka::BrokerId* b = leaders_.find(tp);
+  if (b == nullptr || *b == kafka::kNoBroker || brokers_.count(*b) == 0) return kafka::kNoBroker;
+  return *b;
 }
 
 void Metadata::note_failure(kafka::BrokerId b) {

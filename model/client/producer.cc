@@ -256,8 +256,8 @@ void Producer::pump() {
         schedule_pump(ready_at);
         break;  // later batches of the partition wait behind this one
       }
-      const auto leader = metadata_.leader(tp);
-      if (!leader) {
+      const BrokerId leader = metadata_.leader_id(tp);
+      if (leader == kafka::kNoBroker) {
         need_metadata = true;
         break;
       }
@@ -267,14 +267,14 @@ void Producer::pump() {
         // joins its new broker: "wait for outstanding requests to finish
         // before producing to new leader").
         const auto last = last_leader_.find(tp);
-        if (last != last_leader_.end() && last->second != *leader && partition_in_flight(tp)) {
+        if (last != last_leader_.end() && last->second != leader && partition_in_flight(tp)) {
           wait_drain_.insert(tp);
           break;
         }
-        last_leader_[tp] = *leader;
+        last_leader_[tp] = leader;
       }
-      if (net_.pending(*leader) >= static_cast<size_t>(config_.max_in_flight)) break;
-      send_batch(b, *leader);
+      if (net_.pending(leader) >= static_cast<size_t>(config_.max_in_flight)) break;
+      send_batch(b, leader);
     }
   }
   if (need_metadata) metadata_.refresh();

@@ -38,10 +38,12 @@ bool last_op_is_exit(const check::History& history, std::string_view process) {
 
 // --- OpRecorder ------------------------------------------------------------------------
 
-Op OpRecorder::op(int64_t time_us, OpType type, OpFunction f) const {
-  Op op;
-  op.time_us = time_us;
-  op.process = history_->process(process_);
+Op& OpRecorder::op(int64_t time_us, OpType type, OpFunction f) const {
+  // The process is interned before the op is added, as it always was (ids
+  // follow the order of first use), though adding an op interns nothing.
+  const uint32_t process = history_->process(process_);
+  Op& op = history_->append(time_us);
+  op.process = process;
   op.type = type;
   op.f = f;
   return op;
@@ -49,11 +51,10 @@ Op OpRecorder::op(int64_t time_us, OpType type, OpFunction f) const {
 
 void OpRecorder::send_invoke(int64_t time_us, const std::string& topic, uint64_t value) {
   if (history_ == nullptr) return;
-  Op o = op(time_us, OpType::invoke, OpFunction::send);
+  Op& o = op(time_us, OpType::invoke, OpFunction::send);
   o.topic = history_->intern(topic);
   o.value = value;
   o.producer = o.process;
-  history_->add(o);
 }
 
 void OpRecorder::send_done(int64_t time_us, const std::string& topic, uint64_t value,
@@ -62,7 +63,7 @@ void OpRecorder::send_done(int64_t time_us, const std::string& topic, uint64_t v
   const OpType type = r.outcome == Outcome::ok     ? OpType::ok
                       : r.outcome == Outcome::fail ? OpType::fail
                                                    : OpType::info;
-  Op o = op(time_us, type, OpFunction::send);
+  Op& o = op(time_us, type, OpFunction::send);
   o.topic = history_->intern(topic);
   o.partition = r.partition;
   // The offset only with an acknowledgement (-1 with acks=0 already).
@@ -70,24 +71,22 @@ void OpRecorder::send_done(int64_t time_us, const std::string& topic, uint64_t v
   o.value = value;
   o.producer = o.process;
   o.error = history_->intern(type == OpType::ok ? "" : r.error);
-  history_->add(o);
 }
 
 void OpRecorder::poll_invoke(int64_t time_us, const std::string& topic) {
   if (history_ == nullptr) return;
-  Op o = op(time_us, OpType::invoke, OpFunction::poll);
+  Op& o = op(time_us, OpType::invoke, OpFunction::poll);
   o.topic = history_->intern(topic);
-  history_->add(o);
 }
 
 void OpRecorder::poll_ok(int64_t time_us, const std::vector<ConsumedRecord>& records) {
   if (history_ == nullptr) return;
   if (records.empty()) {
-    history_->add(op(time_us, OpType::ok, OpFunction::poll));  // partition -1: nothing returned
+    op(time_us, OpType::ok, OpFunction::poll);  // partition -1: nothing returned
     return;
   }
   for (const ConsumedRecord& r : records) {
-    Op o = op(time_us, OpType::ok, OpFunction::poll);
+    Op& o = op(time_us, OpType::ok, OpFunction::poll);
     o.topic = history_->intern(r.tp.topic);
     o.partition = r.tp.partition;
     o.offset = r.offset;
@@ -95,25 +94,22 @@ void OpRecorder::poll_ok(int64_t time_us, const std::vector<ConsumedRecord>& rec
     if (producer_of_) {
       if (const std::optional<std::string> name = producer_of_(r.value)) o.producer = history_->process(*name);
     }
-    history_->add(o);
   }
 }
 
 void OpRecorder::poll_error(int64_t time_us, OpType type, const std::string& topic,
                             const std::string& error) {
   if (history_ == nullptr) return;
-  Op o = op(time_us, type, OpFunction::poll);
+  Op& o = op(time_us, type, OpFunction::poll);
   o.topic = history_->intern(topic);
   o.error = history_->intern(error);
-  history_->add(o);
 }
 
 void OpRecorder::connect(int64_t time_us, const std::string& event, int32_t node) {
   if (history_ == nullptr) return;
-  Op o = op(time_us, OpType::info, OpFunction::connect);
+  Op& o = op(time_us, OpType::info, OpFunction::connect);
   o.error = history_->intern(event);
   o.detail = history_->intern(fmt::format("node={}", node));
-  history_->add(o);
 }
 
 void OpRecorder::exit(int64_t time_us, const std::string& error, const std::string& detail) {

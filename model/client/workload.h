@@ -69,7 +69,9 @@ class OpRecorder {
   void note_start(int64_t time_us, uint64_t incarnation);
 
  private:
-  check::Op op(int64_t time_us, check::OpType type, check::OpFunction f) const;
+  // A new op in the history, with its time, process, type and function set,
+  // for the caller to fill in place (valid until the next op is added).
+  check::Op& op(int64_t time_us, check::OpType type, check::OpFunction f) const;
 
   check::History* history_ = nullptr;
   std::string process_;

@@ -1043,7 +1043,7 @@ std::optional<FetchResponse> Broker::read_for_fetch(const FetchRequest& r, bool 
     if (pr.error == ErrorCode::none) {
       const Offset upto = fetch_upto(r, *p);
       if (fp.fetch_offset < upto && budget > 0) {
-        pr.records = p->log().read(fp.fetch_offset, upto, budget);
+        p->log().read_into(fp.fetch_offset, upto, budget, pr.records);
         for (const Record& rec : pr.records) budget -= rec.size;
       }
     }

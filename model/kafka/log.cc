@@ -434,9 +434,15 @@ std::pair<size_t, size_t> PartitionLog::read_range(Offset from, Offset upto, int
 }
 
 std::vector<Record> PartitionLog::read(Offset from, Offset upto, int64_t max_bytes) const {
+  std::vector<Record> out;
+  read_into(from, upto, max_bytes, out);
+  return out;
+}
+
+void PartitionLog::read_into(Offset from, Offset upto, int64_t max_bytes, std::vector<Record>& out) const {
   const auto [first, end] = read_range(from, upto, max_bytes);
-  return std::vector<Record>(records_.begin() + static_cast<std::ptrdiff_t>(first),
-                             records_.begin() + static_cast<std::ptrdiff_t>(end));
+  out.assign(records_.begin() + static_cast<std::ptrdiff_t>(first),
+             records_.begin() + static_cast<std::ptrdiff_t>(end));
 }
 
 int64_t PartitionLog::read_bytes(Offset from, Offset upto, int64_t max_bytes) const {

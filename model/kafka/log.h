@@ -108,6 +108,9 @@ class PartitionLog {
   // Records from `from` (inclusive) up to `upto` (exclusive), at most
   // `max_bytes` of them by size but always at least one if any is in range.
   std::vector<Record> read(Offset from, Offset upto, int64_t max_bytes) const;
+  // The same records into `out` (replacing what it held): a vector returned
+  // by value is written to the stack and read back, which stalled.
+  void read_into(Offset from, Offset upto, int64_t max_bytes, std::vector<Record>& out) const;
   // The bytes (by size) that read() with the same arguments would return.
   int64_t read_bytes(Offset from, Offset upto, int64_t max_bytes) const;
   // Bytes held in [from, upto).

@@ -162,53 +162,51 @@ size_t NetworkClient::pending(int32_t node) const {
   return it == connections_.end() ? 0 : it->second.queued.size() + it->second.in_flight.size();
 }
 
-std::optional<int32_t> NetworkClient::node_of(sim::SocketId socket) const {
-  const int32_t* node = sockets_.find(socket);
-  if (node == nullptr) return std::nullopt;
-  return *node;
-}
-
 bool NetworkClient::on_connected(sim::SocketId socket) {
-  const auto node = node_of(socket);
-  if (!node) return false;
-  connections_[*node].connected = true;
-  pump(*node);
+  const int32_t* found = node_of(socket);
+  if (found == nullptr) return false;
+  const int32_t node = *found;
+  connections_[node].connected = true;
+  pump(node);
   return true;
 }
 
 bool NetworkClient::on_connect_failed(sim::SocketId socket, sim::ConnectError error) {
-  const auto node = node_of(socket);
-  if (!node) return false;
+  const int32_t* found = node_of(socket);
+  if (found == nullptr) return false;
+  const int32_t node = *found;
   const SendError e = error == sim::ConnectError::refused       ? SendError::refused
                       : error == sim::ConnectError::unreachable ? SendError::unreachable
                                                                 : SendError::connect_timed_out;
-  fail(*node, e, std::nullopt, e);
+  fail(node, e, std::nullopt, e);
   return true;
 }
 
 bool NetworkClient::on_message(sim::SocketId socket, sim::Payload& payload) {
-  const auto node = node_of(socket);
-  if (!node) return false;
+  const int32_t* found = node_of(socket);
+  if (found == nullptr) return false;
+  const int32_t node = *found;
   const auto* frame = sim::payload_cast<ResponseFrame>(&payload);
   if (frame == nullptr) return true;
-  Connection& c = connections_[*node];
+  Connection& c = connections_[node];
   auto it = std::find_if(c.in_flight.begin(), c.in_flight.end(),
                          [id = frame->correlation_id](const InFlight& f) { return f.correlation_id == id; });
   if (it == c.in_flight.end()) return true;  // answered after it timed out
   InFlight w = std::move(*it);
   c.in_flight.erase(it);
-  if (!c.queued.empty()) pump(*node);  // room in flight for what waits
+  if (!c.queued.empty()) pump(node);  // room in flight for what waits
   w.done(SendError::none, &frame->body);
   return true;
 }
 
 bool NetworkClient::on_closed(sim::SocketId socket, sim::CloseReason reason) {
-  const auto node = node_of(socket);
-  if (!node) return false;
+  const int32_t* found = node_of(socket);
+  if (found == nullptr) return false;
+  const int32_t node = *found;
   const SendError e = reason == sim::CloseReason::reset       ? SendError::reset
                       : reason == sim::CloseReason::timed_out ? SendError::request_timed_out
                                                               : SendError::closed;
-  fail(*node, e, std::nullopt, e);
+  fail(node, e, std::nullopt, e);
   return true;
 }
 

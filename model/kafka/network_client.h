@@ -107,7 +107,10 @@ class NetworkClient {
   // of a request not yet answered (sim::DeadlineTimer).
   void arm(sim::Time deadline);
   void check_timeouts();
-  std::optional<int32_t> node_of(sim::SocketId socket) const;
+  // The node `socket` belongs to, or null; valid until sockets_ changes.
+  // (Not an std::optional<int32_t>: built on the stack from two narrow
+  // stores and read back as one wide load, it stalled every message.)
+  const int32_t* node_of(sim::SocketId socket) const { return sockets_.find(socket); }
 
   sim::ProcessContext& ctx_;
   Options options_;
