@@ -80,7 +80,10 @@ class History {
   const std::vector<std::string>& processes() const { return processes_; }
   const std::string& process_name(uint64_t id) const { return processes_.at(id); }
 
-  void add(const Op& op) { append(op.time_us) = op; }
+  void add(const Op& op) {
+    const Op copy = op;  // `op` may be one of ops_, which append may move
+    append(copy.time_us) = copy;
+  }
   // A new op at the end, at `time_us` and otherwise default, for the caller
   // to fill in place: valid until the next op is added. (The clients build
   // every op this way: one built on the stack and copied in was read back

@@ -73,7 +73,8 @@ class Metadata {
   std::function<void(const std::string&, int32_t)> on_error_;
   std::function<void()> on_update_;
   // Both looked up for every record a producer sends; a metadata answer
-  // refills them.
+  // refills them. leaders_ holds every partition of the topics the client
+  // uses: tens of entries, rarely inserted into.
   sim::FlatMap<kafka::BrokerId, kafka::NodeAddress> brokers_;
   sim::FlatMap<kafka::TopicPartition, kafka::BrokerId> leaders_;  // -1: none
   std::map<std::string, int32_t> counts_;

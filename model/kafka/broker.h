@@ -267,7 +267,9 @@ class Broker final : public sim::Process {
 
   // The listener's connections, looked up for every request and answer. Only
   // on_accept and on_closed add or remove one, each an event of its own, so
-  // a ServerConnection& held while a request is served stays valid.
+  // a ServerConnection& stays valid within one event, never longer: a reply
+  // that comes in a later event (a delayed produce or fetch) looks its
+  // connection up again.
   sim::FlatMap<sim::SocketId, ServerConnection> connections_;
   std::map<uint64_t, DelayedProduce> delayed_produces_;
   // Ascending id: the order they came. Held by pointer: completing one

@@ -143,7 +143,7 @@ class Partition {
   Offset leader_epoch_start_{0};
   Offset high_watermark_{0};
   // Looked up on every follower fetch and every watermark check: a few
-  // entries, rebuilt only by make_leader.
+  // entries, filled by make_leader and cleared by make_follower.
   sim::FlatMap<BrokerId, FollowerState> followers_;
   std::map<ProducerId, ProducerEntry> producers_;
   uint64_t state_version_ = 0;

@@ -979,7 +979,8 @@ struct Run::Impl {
   // the seeds of a sweep run the same scenario, so the next history will be
   // about as long, and reserving that much spares the copies of a growing
   // vector (a tenth of a second in a 1,000-seed sweep). Capacity only, so a
-  // wrong guess changes nothing but memory.
+  // wrong guess changes nothing but memory: a small scenario run after a big
+  // one on the same thread reserves what the big one used (224 MiB at most).
   static size_t& history_size_hint() {
     thread_local size_t hint = 0;
     return hint;
@@ -987,7 +988,11 @@ struct Run::Impl {
 
   ~Impl() {
     constexpr size_t kMaxHint = size_t{1} << 22;  // 4 Mi ops, 224 MiB
-    history_size_hint() = std::min(history->size() + history->size() / 8, kMaxHint);
+    // Only from the run's own history: one the caller keeps (history_out)
+    // may already be gone when the Run is.
+    if (history == &own_history) {
+      history_size_hint() = std::min(own_history.size() + own_history.size() / 8, kMaxHint);
+    }
     world.set_invariant_check({});
     world.trace().remove_observer(observer);
   }

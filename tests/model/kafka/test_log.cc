@@ -382,6 +382,13 @@ TEST(KafkaLog, ReadHonoursMaxBytesButAlwaysReturnsOneRecord) {
   EXPECT_TRUE(log.read(Offset{4}, Offset{10}, 1'000).empty());
   EXPECT_TRUE(log.read(Offset{2}, Offset{2}, 1'000).empty());
 
+  // read_into replaces what the vector held, and an empty range empties it.
+  std::vector<Record> into = log.read(Offset{0}, Offset{4}, 1'000);
+  log.read_into(Offset{1}, Offset{3}, 1'000, into);
+  EXPECT_EQ(offsets_of(into), (std::vector<int64_t>{1, 2}));
+  log.read_into(Offset{4}, Offset{10}, 1'000, into);
+  EXPECT_TRUE(into.empty());
+
   EXPECT_EQ(log.bytes_between(Offset{0}, Offset{4}), 400);
   EXPECT_EQ(log.bytes_between(Offset{1}, Offset{3}), 200);
   EXPECT_EQ(log.bytes_between(Offset{3}, Offset{100}), 100);
