@@ -45,15 +45,11 @@ class Metadata {
   std::vector<int32_t> available(const std::string& topic) const;
   // The same into `out` (cleared first), which keeps its storage.
   void available_into(const kafka::Topic& topic, std::vector<int32_t>& out) const;
-  // The leader of `tp` when it and its broker are known, else kNoBroker. The
-  // clients' hot paths use this form: an std::optional returned from a call
-  // went through the stack as two narrow stores read back as one wide load,
-  // a stall for every record a producer sent.
+  // The leader of `tp` when it and its broker are known, else kNoBroker (not
+  // an std::optional: returned from a call, one went through the stack as two
+  // narrow stores read back as one wide load, a stall for every record a
+  // producer sent).
   kafka::BrokerId leader_id(const kafka::TopicPartition& tp) const;
-  std::optional<kafka::BrokerId> leader(const kafka::TopicPartition& tp) const {
-    const kafka::BrokerId b = leader_id(tp);
-    return b == kafka::kNoBroker ? std::nullopt : std::optional<kafka::BrokerId>(b);
-  }
   std::optional<kafka::NodeAddress> address(kafka::BrokerId b) const;
   // A known broker to ask something of; nullopt before the first answer.
   // Like the Java client's leastLoadedNode: a broker with an open connection
