@@ -80,9 +80,7 @@ std::string usage(const std::string& command) {
        "  data and stat of PATH.\n"},
   };
   if (auto it = texts.find(command); it != texts.end()) return it->second;
-  // A pointer, not a local std::string returned by value: GCC 12's
-  // link-time optimiser (tools/build-fast) misreads that copy as an overread.
-  static const char* const all =
+  std::string all =
       "usage: kafkasim COMMAND [ARGS...]\n"
       "  A deterministic simulator of an Apache Kafka cluster in ZooKeeper mode.\n"
       "\ncommands:\n"
