@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/tools/build_fast_test.sh — tools/build-fast and the KAFKASIM_PGO option refuse bad
-# input with a clear message before they build anything. (The build itself takes minutes and
-# checks its own result: see the header of tools/build-fast.)
+# input with a clear message before they build anything, and the script's own checks (profiles
+# written, results repeated, an unchecked binary renamed) pass and fail as they must, run
+# against a stand-in cmake and kafkasim. (A real build takes minutes: see tools/build-fast.)
 #
 # Usage: tests/tools/build_fast_test.sh
 # Prints PASS/FAIL per case; exits 1 if any case failed.
@@ -62,6 +63,9 @@ if [ "$1" = --preset ]; then
   mkdir -p "$dir"
   echo "KAFKASIM_PGO_DIR:PATH=$PWD/$dir/pgo-profile" >"$dir/CMakeCache.txt"
   echo "$2" >"$dir/stage"
+  # Leftovers of an earlier training: the stale profile must go, the other file stay.
+  mkdir -p "$dir/pgo-profile"
+  [ "$2" != fast-train ] || touch "$dir/pgo-profile/keep.txt" "$dir/pgo-profile/old.gcda"
   exit 0
 fi
 mkdir -p "$dir/tools/kafkasim"
@@ -72,13 +76,16 @@ stage=$(cat build/fast/stage)
 tag=same
 if [ "$stage" = fast ] && [ -n "${FAKE_MISMATCH:-}" ]; then tag=other; fi
 [ -z "${FAKE_CRASH:-}" ] || exit 3
+# The profiling runtime of an instrumented binary may write to stderr: not a result.
+[ "$stage" != fast-train ] || echo "profiling: stand-in message" >&2
 if [ "$1" = sweep ]; then
   out=${@: -1}
   mkdir -p "$out"
   for i in 1 2 3 4 5 6; do echo "{\"seed\":$i,\"tag\":\"$tag\"}" >>"$out/results.jsonl"; done
   if [ "$stage" = fast-train ] && [ -z "${FAKE_NO_PROFILES:-}" ]; then
-    mkdir -p build/fast/pgo-profile
-    touch "build/fast/pgo-profile/#x#model#CMakeFiles#kafkasim_model.dir#a.cc.gcda"
+    # Enough profiles that their list fills several pipe buffers.
+    seq 2000 | sed 's|.*|build/fast/pgo-profile/#x#model#CMakeFiles#kafkasim_model.dir#source_&.cc.gcda|' |
+      xargs touch
   fi
 else
   echo "{\"run\":\"$2\",\"tag\":\"$tag\"}"
@@ -108,6 +115,12 @@ fake_build() {
 }
 
 fake_build agreeing-builds 0 "done: build/fast/tools/kafkasim/kafkasim" kept
+if [ -e "$fake/tree/build/fast/pgo-profile/old.gcda" ] || [ ! -e "$fake/tree/build/fast/pgo-profile/keep.txt" ]; then
+  echo "FAIL profile-cleanup: the training must delete old *.gcda files and nothing else"
+  failed=1
+else
+  echo "PASS profile-cleanup"
+fi
 fake_build results-differ 1 "results differ: build/fast/pgo-train/instrumented/runs/001_other.json" \
   unverified FAKE_MISMATCH=1
 fake_build no-profiles 1 "the training wrote no profiles of the model" unverified FAKE_NO_PROFILES=1
