@@ -193,9 +193,9 @@ TEST(FuzzBuild, ABadPinnedKeyIsAnInputErrorNamingSet) {
 // --- the properties, as rapidcheck properties ---------------------------------------------
 // Each case is a whole cluster run of ~180 virtual seconds (about 25 ms in
 // the release build); rapidcheck's case count (100, or RC_PARAMS
-// "max_success=N") applies. The sanitizer build (Debug, ASan: ~75 times
-// slower) runs each through check_property with a share of 30 cases
-// instead: it is there for memory errors, the release gate for the search.
+// "max_success=N") applies. The sanitizer build (-Og, about five times
+// slower) runs each through check_property, so that
+// KAFKASIM_TEST_SCALE_PERCENT can shorten it: 100 cases unless told.
 
 void holds(Property p) {
   static const std::map<Property, Space> spaces = {
@@ -213,7 +213,7 @@ void holds(Property p) {
 
 #if KAFKASIM_SANITIZED
 #define KAFKASIM_FUZZ_PROPERTY(name, property) \
-  TEST(FuzzProperties, name) { EXPECT_TRUE(kafkasim::testing::check_property([] { holds(property); }, 30)); }
+  TEST(FuzzProperties, name) { EXPECT_TRUE(kafkasim::testing::check_property([] { holds(property); }, 100)); }
 #else
 #define KAFKASIM_FUZZ_PROPERTY(name, property) \
   RC_GTEST_PROP(FuzzProperties, name, ()) { holds(property); }
@@ -226,10 +226,10 @@ KAFKASIM_FUZZ_PROPERTY(LivenessClientsFlowAgainWithinTheBoundAfterTheHeal, Prope
 
 // --- known-unsafe configurations are caught and shrunk -------------------------------------
 
-// The search runs in the release gate; under the sanitizers (a share of the
-// cases, check_property.h) the kept regressions below stand for it.
+// The search runs in the release gate; under the sanitizers the kept
+// regressions below stand for it (check_property.h, run_fuzz_searches).
 void finds_and_shrinks(Space space, uint64_t seed) {
-  if (kafkasim::testing::test_scale_percent() < 100) GTEST_SKIP() << "the search runs in the release gate";
+  if (!kafkasim::testing::run_fuzz_searches()) GTEST_SKIP() << "the search runs in the release gate";
   space.min_brokers = space.max_brokers = 3;
   space.min_zookeepers = space.max_zookeepers = 1;
   const FuzzResult r = fuzz(space, options(1000, seed));
@@ -276,7 +276,7 @@ TEST(FuzzFindsAndShrinks, TruncationByHighWatermarkLosesAnAcknowledgedMessage) {
 }
 
 TEST(FuzzSearch, TheSameSeedFindsTheSameCase) {
-  if (kafkasim::testing::test_scale_percent() < 100) GTEST_SKIP() << "the search runs in the release gate";
+  if (!kafkasim::testing::run_fuzz_searches()) GTEST_SKIP() << "the search runs in the release gate";
   Space space = default_space(Property::durability);
   pin(space, "producer.acks", "1");
   pin(space, "producer.enable.idempotence", "false");
