@@ -17,7 +17,7 @@ namespace kafkasim::testing {
 // The share (percent) of its cases a suite that runs whole clusters many
 // times should run: KAFKASIM_TEST_SCALE_PERCENT when set (1..100), else 100,
 // for a quicker run by hand. (The sanitizer build ran 30 % while it was
-// compiled at -O0; at -Og it runs them all: CMakeLists.txt.)
+// compiled at -O0; at -Og it runs them all: tests/model/CMakeLists.txt.)
 inline int test_scale_percent() {
   constexpr int kDefault = 100;
   const char* env = std::getenv("KAFKASIM_TEST_SCALE_PERCENT");
@@ -25,8 +25,8 @@ inline int test_scale_percent() {
   const int p = std::atoi(env);
   return p >= 1 && p <= 100 ? p : kDefault;
 }
-// Whether the fuzz searches run (a thousand whole-cluster cases each, two
-// minutes for one of them under the sanitizers): in the release gate, at the
+// Whether the fuzz searches run (hundreds to a thousand whole-cluster cases
+// each, two minutes for one of them under the sanitizers): in the release gate, at the
 // full share. Under the sanitizers (KAFKASIM_SANITIZED,
 // tests/model/CMakeLists.txt) the kept regressions stand for them.
 inline bool run_fuzz_searches() {

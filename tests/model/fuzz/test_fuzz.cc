@@ -191,10 +191,10 @@ TEST(FuzzBuild, ABadPinnedKeyIsAnInputErrorNamingSet) {
 }
 
 // --- the properties, as rapidcheck properties ---------------------------------------------
-// Each case is a whole cluster run of ~180 virtual seconds (about 25 ms in
-// the release build); rapidcheck's case count (100, or RC_PARAMS
-// "max_success=N") applies. The sanitizer build (-Og, about five times
-// slower) runs each through check_property, so that
+// Each case is a whole cluster run of ~180 virtual seconds (tens of
+// milliseconds in the release build); rapidcheck's case count (100, or
+// RC_PARAMS "max_success=N") applies. The sanitizer build (-Og, about 15
+// times slower) runs each through check_property, so that
 // KAFKASIM_TEST_SCALE_PERCENT can shorten it: 100 cases unless told.
 
 void holds(Property p) {

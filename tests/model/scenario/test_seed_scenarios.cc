@@ -39,7 +39,7 @@ std::string failures_of(const RunResult& r) {
   return out.str();
 }
 
-// Seeds 1..3 (1 under the sanitizers: kafkasim::testing::scaled).
+// Seeds 1..3 (fewer with KAFKASIM_TEST_SCALE_PERCENT: kafkasim::testing::scaled).
 void run_seeds(const std::string& file, int seeds = 3) {
   const Scenario s = load_scenario(seed_path(file));
   ASSERT_FALSE(s.expectations.empty()) << file << " expects nothing";
