@@ -193,7 +193,10 @@ void Producer::enqueue(const TopicPartition& tp, Pending record) {
   Batch& b = *queue.back();
   b.bytes += record.size;
   b.records.push_back(std::move(record));
-  schedule_pump(b.created_ms + config_.linger_ms);
+  // No timer here: every caller pumps right after enqueueing (send,
+  // on_metadata), and pump() sets the linger timer itself for a batch that
+  // is not ready yet (a second wake-up at the same instant would only
+  // repeat that pump, and ask for metadata twice while a leader is unknown).
 }
 
 // --- the sender ----------------------------------------------------------------------

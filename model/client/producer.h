@@ -110,6 +110,8 @@ class Producer {
   void on_metadata();
   void partition_waiting();
   std::optional<int32_t> choose_partition(const kafka::Topic& topic, const std::optional<std::string>& key);
+  // Adds the record to its partition's last batch, or a new one. The caller
+  // pumps next: enqueue sets no timer of its own.
   void enqueue(const kafka::TopicPartition& tp, Pending record);
   void pump();
   void schedule_pump(int64_t at_ms);

@@ -1,4 +1,5 @@
-// Client processes that record a check::History the way model/check/checkers.h
+// A process that only holds a producer (SendingProcess), client processes
+// that record a check::History the way model/check/checkers.h
 // says clients record it, and a cluster wrapper that ends a run the way the
 // safety tests end one: heal, bring everything up, let the producer finish,
 // let the consumer read every partition to its end, read the final state.
@@ -11,6 +12,7 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -23,10 +25,40 @@
 #include "model/check/checkers.h"
 #include "model/check/final_state.h"
 #include "model/check/history.h"
+#include "model/client/config.h"
 #include "model/client/consumer.h"
 #include "model/client/producer.h"
 
 namespace kafka::testing {
+
+// A process that only holds a producer, for tests to send through.
+class SendingProcess final : public sim::Process {
+ public:
+  explicit SendingProcess(client::ProducerConfig config) : config_(std::move(config)) {}
+  void on_start() override { producer_ = std::make_unique<client::Producer>(ctx(), config_); }
+  void on_connected(sim::SocketId s) override { producer_->on_connected(s); }
+  void on_connect_failed(sim::SocketId s, sim::ConnectError e) override { producer_->on_connect_failed(s, e); }
+  void on_message(sim::SocketId s, sim::Payload& p) override { producer_->on_message(s, p); }
+  void on_closed(sim::SocketId s, sim::CloseReason r) override { producer_->on_closed(s, r); }
+  client::Producer& producer() { return *producer_; }
+
+ private:
+  client::ProducerConfig config_;
+  std::unique_ptr<client::Producer> producer_;
+};
+
+// A SendingProcess on a host of its own (10.0.9.7) in `c`, started, with a
+// producer configured by `properties` (librdkafka's names).
+inline SendingProcess* start_sending_process(Cluster& c, const std::map<std::string, std::string>& properties) {
+  model::Properties props;
+  for (const auto& [key, value] : properties) props.values[key] = value;
+  const client::ProducerConfig config = client::parse_producer_config(props);
+  const sim::ProcessId pid = c.world().add_process(
+      c.world().add_host("app", "10.0.9.7"), "producer",
+      [config] { return std::make_unique<SendingProcess>(config); });
+  c.world().start(pid);
+  return c.world().process_as<SendingProcess>(pid);
+}
 
 // Sends 1, 2, 3 ... to `topic` without a key, one every `interval`, as long
 // as fewer than `max_outstanding` are queued or in flight, until stopped.

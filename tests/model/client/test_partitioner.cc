@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 
+#include "client/harness.h"
 #include "kafka/cluster.h"
 #include "model/client/config.h"
 #include "model/client/producer.h"
@@ -49,22 +50,6 @@ TEST(Partitioner, NullKeyPartitionIsTheHashOfZeroBytes) {
   EXPECT_EQ(client::key_partition(KeyHash::fnv1a, "kafka", 4), 1);
 }
 
-// A process that only holds a producer, for tests to send through.
-class SendingProcess final : public sim::Process {
- public:
-  explicit SendingProcess(client::ProducerConfig config) : config_(std::move(config)) {}
-  void on_start() override { producer_ = std::make_unique<client::Producer>(ctx(), config_); }
-  void on_connected(sim::SocketId s) override { producer_->on_connected(s); }
-  void on_connect_failed(sim::SocketId s, sim::ConnectError e) override { producer_->on_connect_failed(s, e); }
-  void on_message(sim::SocketId s, sim::Payload& p) override { producer_->on_message(s, p); }
-  void on_closed(sim::SocketId s, sim::CloseReason r) override { producer_->on_closed(s, r); }
-  client::Producer& producer() { return *producer_; }
-
- private:
-  client::ProducerConfig config_;
-  std::unique_ptr<client::Producer> producer_;
-};
-
 // Sends 40 records (with `key`, or none) through a producer configured with
 // `partitioner` and returns the partitions they were acknowledged on.
 std::map<int32_t, int> partitions_used(const std::string& partitioner,
@@ -73,16 +58,8 @@ std::map<int32_t, int> partitions_used(const std::string& partitioner,
   c.start();
   EXPECT_TRUE(c.await_ready());
   EXPECT_EQ(c.create_topic("t", 4, 3), ErrorCode::none);
-  model::Properties props;
-  props.values["bootstrap.servers"] = "10.0.1.1:9092,10.0.1.2:9092";
-  props.values["partitioner"] = partitioner;
-  props.values["linger.ms"] = "0";
-  const client::ProducerConfig config = client::parse_producer_config(props);
-  const sim::HostId host = c.world().add_host("app", "10.0.9.7");
-  const sim::ProcessId pid = c.world().add_process(
-      host, "producer", [config] { return std::make_unique<SendingProcess>(config); });
-  c.world().start(pid);
-  auto* p = c.world().process_as<SendingProcess>(pid);
+  SendingProcess* p = start_sending_process(
+      c, {{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092"}, {"partitioner", partitioner}, {"linger.ms", "0"}});
   std::map<int32_t, int> used;
   int acked = 0;
   for (uint64_t v = 1; v <= 40; ++v) {
