@@ -93,6 +93,8 @@ void Metadata::refresh() {
     wanted_ = true;
     return;
   }
+  // Backing off after the last attempt: the retry already set asks then.
+  if (retry_pending_) return;
   int32_t node;
   kafka::NodeAddress address;
   if (auto b = any_broker()) {
@@ -118,7 +120,7 @@ void Metadata::refresh() {
                 ++next_;
                 // Every known broker failed in turn: back to the bootstrap list.
                 if (!brokers_.empty() && next_ % (brokers_.size() + 1) == 0) brokers_.clear();
-                ctx_.after(sim::Duration::millis(options_.reconnect_backoff_ms), [this] { refresh(); });
+                retry_after(options_.reconnect_backoff_ms);
                 return;
               }
               on_answer(*m);
@@ -145,9 +147,18 @@ void Metadata::on_answer(const kafka::MetadataResponse& r) {
   }
   if (missing || wanted_) {
     wanted_ = false;
-    ctx_.after(sim::Duration::millis(options_.retry_backoff_ms), [this] { refresh(); });
+    retry_after(options_.retry_backoff_ms);
   }
   if (on_update_) on_update_();
+}
+
+void Metadata::retry_after(int32_t ms) {
+  if (retry_pending_) return;
+  retry_pending_ = true;
+  ctx_.after(sim::Duration::millis(ms), [this] {
+    retry_pending_ = false;
+    refresh();
+  });
 }
 
 }  // namespace client

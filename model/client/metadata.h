@@ -32,7 +32,12 @@ class Metadata {
            std::function<void(const std::string&, int32_t)> on_error, std::function<void()> on_update);
 
   void add_topic(const std::string& topic);
-  // Asks for fresh metadata (after the request in flight, if any).
+  // Asks for fresh metadata: at once, or after the request in flight, or
+  // when the backoff after the last attempt is over. One update at a time,
+  // like the Java client's Metadata / NetworkClient (a requested update
+  // waits out retry.backoff.ms since the last attempt and never runs beside
+  // one in flight) and aiokafka's single metadata synchroniser: however many
+  // callers ask while brokers are down, the client keeps one retry going.
   void refresh();
   // Refreshes if the last answer is older than metadata.max.age.ms.
   void maybe_refresh(int64_t now_ms);
@@ -62,6 +67,8 @@ class Metadata {
 
  private:
   void on_answer(const kafka::MetadataResponse& r);
+  // refresh() after `ms`, unless a retry is already waiting.
+  void retry_after(int32_t ms);
 
   sim::ProcessContext& ctx_;
   kafka::NetworkClient& net_;
@@ -77,6 +84,7 @@ class Metadata {
   std::set<std::string> topics_;
   bool in_flight_ = false;
   bool wanted_ = false;
+  bool retry_pending_ = false;  // a retry_after timer is set: refresh() waits for it
   size_t next_ = 0;
   int64_t last_answer_ms_ = -1;
   std::map<kafka::BrokerId, int64_t> failed_at_ms_;

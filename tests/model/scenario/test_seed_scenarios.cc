@@ -5,12 +5,14 @@
 // that did not hold (text and detail). scenarios/README.md says which
 // notebook lines each file stands for.
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "check_property.h"
 #include "model/scenario/run.h"
@@ -114,6 +116,39 @@ TEST(SeedScenarios, Seed003StableAddress) { run_seeds("003_b6fdaae158f491f1_stab
 // Three brokers on one host; two hosts with a two-server ensemble.
 TEST(SeedScenarios, Seed004OneHostThreeBrokers) { run_seeds("004_8adab1636424708d_one_host_three_brokers.json"); }
 TEST(SeedScenarios, Seed004TwoHosts) { run_seeds("004_8adab1636424708d_two_hosts.json"); }
+
+// With every broker stopped (kafka1, the last, is killed 10 s after its stop
+// at 90 s), each client keeps one metadata retry going, reconnect.backoff.ms
+// (librdkafka's default, 100 ms) apart — not a new retry chain for every
+// caller that asked for fresh metadata: the model once sent a few hundred
+// requests a second here, more every second (client::Metadata::refresh).
+TEST(SeedScenarios, Seed001ClientsKeepOneMetadataRetryWhileEveryBrokerIsDown) {
+  const Scenario s = load_scenario(seed_path("001_578ad19232a6a95d.json"));
+  std::ostringstream trace;
+  RunOptions o;
+  o.trace_json = &trace;
+  const RunResult r = run_scenario(s, 1, o);
+  ASSERT_EQ(r.exit_code(), kExitHeld) << failures_of(r);
+  constexpr int64_t kAllDownFromUs = 101'000'000;
+  constexpr int64_t kBackoffUs = 100'000;
+  std::map<std::string, std::vector<int64_t>> requests;  // client -> times
+  std::istringstream lines(trace.str());
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j.value("kind", "") != "metadata_request" || j["t_us"].get<int64_t>() < kAllDownFromUs) continue;
+    requests[j["proc"].get<std::string>()].push_back(j["t_us"].get<int64_t>());
+  }
+  ASSERT_EQ(requests.size(), 2u) << "the producer and the consumer both keep asking";
+  for (const auto& [client, times] : requests) {
+    // 19 s of retries, one per backoff and round trip.
+    EXPECT_GE(times.size(), 150u) << client;
+    EXPECT_LE(times.size(), 191u) << client;
+    for (size_t i = 1; i < times.size(); ++i) {
+      ASSERT_GE(times[i] - times[i - 1], kBackoffUs) << client << ": requests at " << times[i - 1] << " and "
+                                                     << times[i] << " us";
+    }
+  }
+}
 
 // Same file, same seed: the same run, byte for byte.
 TEST(SeedScenarios, Seed001IsDeterministic) {
