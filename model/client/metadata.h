@@ -32,12 +32,12 @@ class Metadata {
            std::function<void(const std::string&, int32_t)> on_error, std::function<void()> on_update);
 
   void add_topic(const std::string& topic);
-  // Asks for fresh metadata: at once, or after the request in flight, or
-  // when the backoff after the last attempt is over. One update at a time,
-  // like the Java client's Metadata / NetworkClient (a requested update
-  // waits out retry.backoff.ms since the last attempt and never runs beside
-  // one in flight) and aiokafka's single metadata synchroniser: however many
-  // callers ask while brokers are down, the client keeps one retry going.
+  // Asks for fresh metadata: at once; or, with a request in flight,
+  // retry_backoff_ms after its answer; or, while a retry is waiting (after a
+  // failure or an answer lacking a leader), with that retry. One update at a
+  // time, so however many callers ask while brokers are down, the client
+  // keeps one retry going (docs/fidelity.md, "metadata", for how this
+  // compares with the Java client and librdkafka).
   void refresh();
   // Refreshes if the last answer is older than metadata.max.age.ms.
   void maybe_refresh(int64_t now_ms);

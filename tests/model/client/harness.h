@@ -47,8 +47,9 @@ class SendingProcess final : public sim::Process {
   std::unique_ptr<client::Producer> producer_;
 };
 
-// A SendingProcess on a host of its own (10.0.9.7) in `c`, started, with a
-// producer configured by `properties` (librdkafka's names).
+// A SendingProcess on a host of its own ("app", 10.0.9.7: one per cluster)
+// in `c`, started, with a producer configured by `properties` (librdkafka's
+// names).
 inline SendingProcess* start_sending_process(Cluster& c, const std::map<std::string, std::string>& properties) {
   model::Properties props;
   for (const auto& [key, value] : properties) props.values[key] = value;

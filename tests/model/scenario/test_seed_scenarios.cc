@@ -119,9 +119,11 @@ TEST(SeedScenarios, Seed004TwoHosts) { run_seeds("004_8adab1636424708d_two_hosts
 
 // With every broker stopped (kafka1, the last, is killed 10 s after its stop
 // at 90 s), each client keeps one metadata retry going, reconnect.backoff.ms
-// (librdkafka's default, 100 ms) apart — not a new retry chain for every
-// caller that asked for fresh metadata: the model once sent a few hundred
-// requests a second here, more every second (client::Metadata::refresh).
+// (100 ms; the model's backoff is fixed, librdkafka's would grow) apart — not
+// a new retry chain for every caller that asked for fresh metadata: the
+// model once sent a few hundred requests a second here, more every second
+// (client::Metadata::refresh). Neither client restarts in that window (a
+// restarted one would rightly ask at once).
 TEST(SeedScenarios, Seed001ClientsKeepOneMetadataRetryWhileEveryBrokerIsDown) {
   const Scenario s = load_scenario(seed_path("001_578ad19232a6a95d.json"));
   std::ostringstream trace;
