@@ -3,6 +3,7 @@
 // minute) runs in well under a second; the seed-000 files run whole.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <sstream>
 
 #include "check_property.h"
@@ -315,6 +316,42 @@ TEST(ScenarioRun, Seed000WithAcksAllAndIdempotenceLosesNothing) {
   for (uint64_t seed = 1; seed <= static_cast<uint64_t>(kafkasim::testing::scaled(2)); ++seed) {
     const RunResult r = run_scenario(s, seed);
     EXPECT_EQ(r.exit_code(), kExitHeld) << "seed " << seed << "\n" << failures(r);
+  }
+}
+
+// The companion's delivery timeout is what keeps it free of duplicates: with
+// the script's own 10 s (send_and_wait fails when the request does), seed 6
+// writes values twice, and each one twice written is a value the script sent
+// again after a try whose outcome was unknown. Idempotence merges the
+// client's retries of a batch, never the script's resends.
+TEST(ScenarioRun, Seed000AcksAllDuplicatesAreTheScriptsResends) {
+  const Scenario companion =
+      load_scenario(KAFKASIM_SOURCE_DIR "/scenarios/seeds/000_f0aa22d7ff924a8b_acks_all.json");
+  const Scenario s = with_overrides(companion, {{"producer.delivery.timeout.ms", "10000"}});
+  check::History h;
+  RunOptions o;
+  o.history_out = &h;
+  const RunResult r = run_scenario(s, 6, o);
+  EXPECT_EQ(r.verdict["lost"], 0);
+  const nlohmann::json& items = r.verdict["checks"]["duplicates"]["items"];
+  ASSERT_GT(r.verdict["duplicates"].get<int64_t>(), 0) << failures(r);
+  ASSERT_EQ(items.size(), r.verdict["duplicates"].get<size_t>());
+  for (const nlohmann::json& item : items) {
+    const uint64_t value = item["value"].get<uint64_t>();
+    EXPECT_EQ(item["final_positions"].size(), 2u) << item;
+    // The script's tries of this value: how many, and how the first ended.
+    int invokes = 0;
+    std::optional<check::OpType> first_outcome;
+    for (const check::Op& op : h.ops()) {
+      if (op.f != check::OpFunction::send || op.value != value || h.process_name(op.process) != "producer") continue;
+      if (op.type == check::OpType::invoke) {
+        ++invokes;
+      } else if (!first_outcome) {
+        first_outcome = op.type;
+      }
+    }
+    EXPECT_GE(invokes, 2) << item;
+    EXPECT_EQ(first_outcome, check::OpType::info) << item;
   }
 }
 
