@@ -119,7 +119,10 @@ void Producer::send(const std::string& topic, std::optional<std::string> key, ui
   ++outstanding_;
   unpartitioned_.push_back({topic, std::move(key), Pending{value, size, now_ms(), std::move(done)}});
   metadata_.add_topic(topic);
-  if (!metadata_.knows(topic)) return;
+  if (!metadata_.knows(topic)) {
+    arm_expiry();  // on_metadata pumps once the topic is known
+    return;
+  }
   partition_waiting();
   pump();
 }
@@ -216,6 +219,38 @@ void Producer::schedule_pump(int64_t at_ms) {
 void Producer::pump() {
   expire_batches();
   metadata_.maybe_refresh(now_ms());
+  send_ready();
+  arm_expiry();
+}
+
+void Producer::arm_expiry() {
+  // The earliest message.timeout.ms of a record not on the wire: the first
+  // unsent batch of each partition holds that partition's oldest (a queue is
+  // in creation order, a retried batch keeps its place), and the first
+  // record without a partition the oldest of those. Without this wake-up a
+  // record waiting for a leader no metadata answer names (every broker down)
+  // would wait until something else pumped; the Java Sender sleeps at most
+  // until the accumulator's next expiry (RecordAccumulator.nextExpiryTimeMs),
+  // librdkafka scans for timed-out messages every second
+  // (rd_kafka_topic_scan_all). A record on the wire times out through its
+  // request (on_batch_error).
+  int64_t earliest = -1;
+  const auto consider = [&](int64_t enqueued_ms) {
+    const int64_t at = enqueued_ms + config_.message_timeout_ms;
+    if (earliest < 0 || at < earliest) earliest = at;
+  };
+  for (const auto& [tp, queue] : batches_) {
+    for (const std::shared_ptr<Batch>& b : queue) {
+      if (b->in_flight || b->records.empty()) continue;
+      consider(b->records.front().enqueued_ms);
+      break;
+    }
+  }
+  if (!unpartitioned_.empty()) consider(unpartitioned_.front().record.enqueued_ms);
+  if (earliest >= 0) schedule_pump(earliest);
+}
+
+void Producer::send_ready() {
   if (config_.enable_idempotence && producer_id_ == kafka::kNoProducerId) {
     bool any = false;
     for (const auto& [tp, q] : batches_) any = any || !q.empty();

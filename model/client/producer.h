@@ -113,7 +113,11 @@ class Producer {
   // Adds the record to its partition's last batch, or a new one. The caller
   // pumps next: enqueue sets no timer of its own.
   void enqueue(const kafka::TopicPartition& tp, Pending record);
+  // Expires what timed out, then sends what is ready, then arms the next
+  // wake-up for a record's message.timeout.ms (arm_expiry).
   void pump();
+  void send_ready();
+  void arm_expiry();
   void schedule_pump(int64_t at_ms);
   void send_batch(const std::shared_ptr<Batch>& batch, kafka::BrokerId leader);
   void on_batch_error(const std::shared_ptr<Batch>& batch, const std::string& error, bool retriable,

@@ -1,7 +1,9 @@
-// The producer's batching in time: linger.ms holds a batch back until it
+// The producer in time. Batching: linger.ms holds a batch back until it
 // has waited that long (librdkafka's queue.buffering.max.ms, the Java
 // client's linger.ms), so records sent meanwhile go out with it in one
-// request; with linger.ms 0 each goes out as it is sent.
+// request; with linger.ms 0 each goes out as it is sent. Expiry: a record
+// that cannot be sent fails at message.timeout.ms even when nothing else
+// wakes the producer.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -84,6 +86,70 @@ TEST(ProducerLinger, WithoutLingerEachRecordGoesOutAsItIsSent) {
     EXPECT_GE(a.at, sent) << "value " << a.value;
     EXPECT_LT(a.at, sent + Duration::millis(10)) << "value " << a.value;
   }
+}
+
+// A record the producer could not send: when and how it was reported.
+struct Expiry {
+  bool reported = false;
+  Time at;
+  client::DeliveryReport report;
+};
+
+void expect_timed_out_at(const Expiry& e, Time sent, int64_t timeout_ms) {
+  ASSERT_TRUE(e.reported) << "no delivery report";
+  EXPECT_EQ(e.report.error, "MSG_TIMED_OUT");
+  // At the millisecond it timed out (the producer's clock is in whole ms).
+  EXPECT_GE(e.at, sent + Duration::millis(timeout_ms - 1));
+  EXPECT_LE(e.at, sent + Duration::millis(timeout_ms));
+}
+
+// No broker ever answers: the topic's partitions are never known, and the
+// record fails at message.timeout.ms, not at whatever next wakes the producer.
+TEST(ProducerExpiry, ARecordForATopicNeverKnownTimesOut) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 1, 3), ErrorCode::none);
+  for (BrokerId b = 1; b <= 3; ++b) c.power_off_broker(b);
+  SendingProcess* p = start_sending_process(
+      c, {{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092"}, {"message.timeout.ms", "5000"}});
+  const Time sent = c.world().now();
+  Expiry e;
+  p->producer().send("t", std::nullopt, 1, 100, [&](const client::DeliveryReport& r) {
+    e = {true, c.world().now(), r};
+  });
+  c.run_for(Duration::seconds(20));
+  expect_timed_out_at(e, sent, 5000);
+  EXPECT_EQ(e.report.outcome, client::Outcome::fail);  // never sent: not written
+  EXPECT_EQ(p->producer().outstanding(), 0u);
+}
+
+// The partition was known, then every broker stopped: the first try is
+// refused, the leader is forgotten and no metadata answer names another, so
+// the batch waits for a leader until message.timeout.ms.
+TEST(ProducerExpiry, ABatchWaitingForALeaderNoOneNamesTimesOut) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 1, 3), ErrorCode::none);
+  SendingProcess* p = start_sending_process(
+      c, {{"bootstrap.servers", "10.0.1.1:9092"}, {"acks", "1"}, {"message.timeout.ms", "5000"}});
+  bool warm = false;
+  p->producer().send("t", std::nullopt, 0, 100, [&](const client::DeliveryReport& r) {
+    EXPECT_EQ(r.outcome, client::Outcome::ok) << r.error;
+    warm = true;
+  });
+  c.run_for(Duration::seconds(2));
+  ASSERT_TRUE(warm);
+  for (BrokerId b = 1; b <= 3; ++b) c.kill_broker(b);  // the hosts answer: refused
+  const Time sent = c.world().now();
+  Expiry e;
+  p->producer().send("t", std::nullopt, 1, 100, [&](const client::DeliveryReport& r) {
+    e = {true, c.world().now(), r};
+  });
+  c.run_for(Duration::seconds(20));
+  expect_timed_out_at(e, sent, 5000);
+  EXPECT_EQ(p->producer().outstanding(), 0u);
 }
 
 }  // namespace
