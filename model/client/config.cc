@@ -419,6 +419,7 @@ const std::vector<std::string>& producer_keys_with_effect() {
       "partitioner",
       "metadata.max.age.ms",
       "reconnect.backoff.ms",
+      "socket.connection.setup.timeout.ms",
       "client.id",
   };
   return keys;
@@ -703,6 +704,9 @@ ProducerConfig parse_producer_config(const Properties& props, ProducerConfig def
       props.get_int("metadata.max.age.ms", c.metadata_max_age_ms, 1, 86400000, "milliseconds");
   c.reconnect_backoff_ms = get_int32(props, "reconnect.backoff.ms", c.reconnect_backoff_ms, 0,
                                      3600000, "milliseconds");
+  c.connection_setup_timeout_ms =
+      get_int32(props, "socket.connection.setup.timeout.ms", c.connection_setup_timeout_ms, 1000,
+                kMaxInt32, "milliseconds");
 
   if (c.enable_idempotence) {
     if (!props.has(acks_key)) {

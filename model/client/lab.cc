@@ -17,6 +17,9 @@ ProducerConfig lab_producer_defaults() {
   c.key_hash = KeyHash::murmur2;    // aiokafka's DefaultPartitioner: Java's murmur2 for keys
   c.null_key = NullKeyPartitioning::random;  // ... and a random available partition without one
   c.client_id = "aiokafka";
+  // aiokafka sends to a node it cannot connect to and fails the batch
+  // (NodeNotReadyError, which the notebook's producer.py prints).
+  c.wait_for_connection = false;
   return c;
 }
 

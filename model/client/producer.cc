@@ -276,6 +276,7 @@ void Producer::send_ready() {
     ctx_.trace("producer_epoch_bump", {{"producer_id", producer_id_}, {"epoch", producer_epoch_}});
   }
   bool need_metadata = !unpartitioned_.empty();
+  bool leader_down = false;
   const int64_t now = now_ms();
   for (auto& [tp, queue] : batches_) {
     if (config_.enable_idempotence && wait_drain_.count(tp) != 0) {
@@ -299,6 +300,11 @@ void Producer::send_ready() {
         need_metadata = true;
         break;
       }
+      // The partition waits, unsent, for its leader's connection.
+      if (config_.wait_for_connection && !leader_ready(leader)) {
+        leader_down = true;
+        break;
+      }
       if (config_.enable_idempotence) {
         // A partition that moved to another leader waits for the requests
         // still out to the old one (librdkafka marks it wait_drain when it
@@ -316,6 +322,63 @@ void Producer::send_ready() {
     }
   }
   if (need_metadata) metadata_.refresh();
+  if (leader_down) {
+    // librdkafka's rd_kafka_topic_scan_all, once a second: a partition whose
+    // leader's broker is not up has its topic's metadata queried again
+    // (rd_kafka_toppar_needs_query: "broker is down"), so a new leader is
+    // learnt within a second of its election.
+    if (last_leader_query_ms_ < 0 || now >= last_leader_query_ms_ + kLeaderQueryIntervalMs) {
+      last_leader_query_ms_ = now;
+      metadata_.refresh();
+    }
+    schedule_pump(last_leader_query_ms_ + kLeaderQueryIntervalMs);
+  }
+}
+
+bool Producer::leader_ready(BrokerId node) {
+  // The Java Sender drains only nodes for which NetworkClient.ready() holds
+  // and starts connecting to the others (initiateConnect), no sooner than
+  // reconnect.backoff.ms after the last attempt (ClusterConnectionStates);
+  // librdkafka serves a partition's queue only from a broker thread in state
+  // UP and reconnects after reconnect.backoff.ms. Either way a batch for a
+  // leader that cannot be reached waits without an attempt counted, until
+  // it is reached, the metadata names another leader, or
+  // message.timeout.ms. (Both clients grow the backoff exponentially up to
+  // reconnect.backoff.max.ms; the model keeps it fixed, docs/fidelity.md.)
+  if (net_.connected(node)) return true;
+  const kafka::NodeAddress address = *metadata_.address(node);
+  const auto failed = [this, node](kafka::SendError e) { on_connect_error(node, e); };
+  if (net_.connecting(node)) {
+    net_.connect(node, address, failed);  // opened by another request: hear of its failure too
+    return false;  // on_connected pumps
+  }
+  ConnectAttempt& a = connects_[node];
+  const int64_t now = now_ms();
+  if (a.count > 0 && now < a.at_ms + config_.reconnect_backoff_ms) {
+    schedule_pump(a.at_ms + config_.reconnect_backoff_ms);
+    return false;
+  }
+  a.at_ms = now;
+  const uint64_t attempt = ++a.count;
+  if (net_.connect(node, address, failed)) return true;
+  // librdkafka's and the Java client's socket.connection.setup.timeout.ms.
+  ctx_.after(sim::Duration::millis(config_.connection_setup_timeout_ms), [this, node, attempt] {
+    if (connects_[node].count != attempt || !net_.connecting(node)) return;
+    net_.close(node);
+    on_connect_error(node, kafka::SendError::connect_timed_out);
+  });
+  return false;
+}
+
+void Producer::on_connect_error(BrokerId node, kafka::SendError e) {
+  event(send_error_name(e), node);
+  connects_[node].at_ms = now_ms();  // the backoff runs from the failure
+  metadata_.note_failure(node);
+  // No metadata request here: the partitions waiting for this leader ask
+  // once a second (send_ready), as librdkafka's topic scan does. (The Java
+  // client asks on every failed connection, but its reconnect backoff grows
+  // to a second; with the model's fixed 100 ms that would be ten a second.)
+  pump();  // sets the next attempt, reconnect.backoff.ms from now
 }
 
 void Producer::send_batch(const std::shared_ptr<Batch>& batch, BrokerId leader) {

@@ -77,7 +77,11 @@ class Producer {
   // The partitions of `topic` the metadata names, and which have a leader.
   std::vector<int32_t> partitions(const std::string& topic) const { return metadata_.available(topic); }
 
-  bool on_connected(sim::SocketId s) { return net_.on_connected(s); }
+  bool on_connected(sim::SocketId s) {
+    if (!net_.on_connected(s)) return false;
+    if (config_.wait_for_connection) pump();  // a leader's batches may have waited for it
+    return true;
+  }
   bool on_connect_failed(sim::SocketId s, sim::ConnectError e) { return net_.on_connect_failed(s, e); }
   bool on_message(sim::SocketId s, sim::Payload& p) { return net_.on_message(s, p); }
   bool on_closed(sim::SocketId s, sim::CloseReason r) { return net_.on_closed(s, r); }
@@ -119,6 +123,11 @@ class Producer {
   void send_ready();
   void arm_expiry();
   void schedule_pump(int64_t at_ms);
+  // wait_for_connection: whether `node` is connected; if not, opens a
+  // connection to it unless one is being opened or the last attempt was
+  // less than reconnect.backoff.ms ago (then a pump is set for its end).
+  bool leader_ready(kafka::BrokerId node);
+  void on_connect_error(kafka::BrokerId node, kafka::SendError e);
   void send_batch(const std::shared_ptr<Batch>& batch, kafka::BrokerId leader);
   void on_batch_error(const std::shared_ptr<Batch>& batch, const std::string& error, bool retriable,
                       bool may_have_been_written);
@@ -148,6 +157,16 @@ class Producer {
   size_t outstanding_ = 0;
   sim::TimerId pump_timer_;
   int64_t pump_at_ms_ = -1;
+  // wait_for_connection: the last connection attempt to each leader.
+  struct ConnectAttempt {
+    uint64_t count = 0;   // attempts so far (0: none)
+    int64_t at_ms = 0;    // when the last began, or failed
+  };
+  std::map<kafka::BrokerId, ConnectAttempt> connects_;
+  // When a partition waiting for its leader's connection last asked for
+  // metadata (librdkafka's 1 s topic scan).
+  static constexpr int64_t kLeaderQueryIntervalMs = 1000;
+  int64_t last_leader_query_ms_ = -1;
 
   // Idempotence.
   kafka::ProducerId producer_id_ = kafka::kNoProducerId;

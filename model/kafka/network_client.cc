@@ -20,8 +20,7 @@ const char* to_string(SendError e) {
   return "?";
 }
 
-void NetworkClient::send(int32_t node, const NodeAddress& address, Request request,
-                         Completion done, bool expect_response) {
+NetworkClient::Connection& NetworkClient::connection_to(int32_t node, const NodeAddress& address) {
   Connection* conn = &connections_[node];
   if (!(conn->address == address)) {
     if (conn->socket) {
@@ -30,6 +29,12 @@ void NetworkClient::send(int32_t node, const NodeAddress& address, Request reque
     }
     conn->address = address;
   }
+  return *conn;
+}
+
+void NetworkClient::send(int32_t node, const NodeAddress& address, Request request,
+                         Completion done, bool expect_response) {
+  Connection* conn = &connection_to(node, address);
   const int32_t correlation_id = next_correlation_id_++;
   // The timeout runs from the moment the request is queued, as a Java
   // client's does from its creation.
@@ -52,12 +57,30 @@ void NetworkClient::send(int32_t node, const NodeAddress& address, Request reque
   w.deadline = deadline;
   conn->queued.push_back(std::move(w));
   if (!conn->socket) {
-    conn->socket = ctx_.connect(address.host, address.port);
-    conn->connected = false;
-    sockets_[*conn->socket] = node;
+    open(node, *conn);
     return;
   }
   pump(node);
+}
+
+void NetworkClient::open(int32_t node, Connection& c) {
+  c.socket = ctx_.connect(c.address.host, c.address.port);
+  c.connected = false;
+  sockets_[*c.socket] = node;
+}
+
+bool NetworkClient::connect(int32_t node, const NodeAddress& address,
+                            std::function<void(SendError)> failed) {
+  Connection& conn = connection_to(node, address);
+  if (conn.socket && conn.connected) return true;
+  if (!conn.connect_failed) conn.connect_failed = std::move(failed);
+  if (!conn.socket) open(node, conn);
+  return false;
+}
+
+bool NetworkClient::connecting(int32_t node) const {
+  auto it = connections_.find(node);
+  return it != connections_.end() && it->second.socket && !it->second.connected;
 }
 
 void NetworkClient::pump(int32_t node) {
@@ -100,6 +123,15 @@ void NetworkClient::fail(int32_t node, SendError first, std::optional<int32_t> f
   for (Waiting& w : c.queued) {
     done.emplace_back(first_id && *first_id == w.correlation_id ? first : rest, std::move(w.done));
   }
+  // A connection still being opened failed (refused, unreachable, or a
+  // request on it timed out first): connect()'s caller hears of it, after
+  // the requests. Not when the owner closed it.
+  std::function<void(SendError)> connect_failed;
+  SendError attempt_error = rest;
+  if (!c.connected && rest != SendError::cancelled) {
+    connect_failed = std::move(c.connect_failed);
+    if (first == SendError::request_timed_out) attempt_error = SendError::connect_timed_out;
+  }
   if (c.socket) {
     // Always release the socket: one still connecting is abandoned (its
     // handshake stops), one the peer closed or refused is freed.
@@ -108,6 +140,7 @@ void NetworkClient::fail(int32_t node, SendError first, std::optional<int32_t> f
   }
   connections_.erase(it);
   for (auto& [error, fn] : done) fn(error, nullptr);
+  if (connect_failed) connect_failed(attempt_error);
 }
 
 void NetworkClient::arm(sim::Time deadline) {
@@ -166,7 +199,9 @@ bool NetworkClient::on_connected(sim::SocketId socket) {
   const int32_t* found = node_of(socket);
   if (found == nullptr) return false;
   const int32_t node = *found;
-  connections_[node].connected = true;
+  Connection& c = connections_[node];
+  c.connected = true;
+  c.connect_failed = nullptr;  // only the attempt's failure is reported
   pump(node);
   return true;
 }

@@ -63,6 +63,18 @@ class NetworkClient {
   // null response as soon as the request is on the wire.
   void send(int32_t node, const NodeAddress& address, Request request, Completion done,
             bool expect_response = true);
+  // Whether a request to `node` would go on the wire at once: connected to
+  // `address`. If not, opens a connection unless one is being opened; if
+  // the connection being opened fails (refused, unreachable, timed out, or
+  // a request queued on it timed out first: connect_timed_out), `failed`
+  // runs with the error, after any requests queued on it have failed with
+  // theirs — not when the owner closes it. For a client that holds its
+  // requests until the node is ready rather than queueing them on a
+  // connection that may be refused (the Java NetworkClient.ready /
+  // initiateConnect, librdkafka producing only from a broker that is UP).
+  bool connect(int32_t node, const NodeAddress& address, std::function<void(SendError)> failed);
+  // A connection to `node` is being opened.
+  bool connecting(int32_t node) const;
   // Drops the connection to `node`; everything queued or in flight fails
   // with `cancelled`.
   void close(int32_t node);
@@ -95,7 +107,12 @@ class NetworkClient {
     bool connected = false;
     sim::Fifo<Waiting> queued;        // not yet on the wire
     std::vector<InFlight> in_flight;  // ascending correlation id (the order sent)
+    std::function<void(SendError)> connect_failed;  // connect()'s `failed`
   };
+  // `node`'s connection, dropped first if it was to another address.
+  Connection& connection_to(int32_t node, const NodeAddress& address);
+  // Opens `c`'s socket to its address.
+  void open(int32_t node, Connection& c);
   void pump(int32_t node);
   // Puts one request on `c`'s socket (connected, with room in flight). One
   // that expects an answer joins in_flight; for one that does not, its

@@ -48,17 +48,19 @@ class SendingProcess final : public sim::Process {
 };
 
 // A SendingProcess on a host of its own ("app", 10.0.9.7: one per cluster)
-// in `c`, started, with a producer configured by `properties` (librdkafka's
-// names).
-inline SendingProcess* start_sending_process(Cluster& c, const std::map<std::string, std::string>& properties) {
-  model::Properties props;
-  for (const auto& [key, value] : properties) props.values[key] = value;
-  const client::ProducerConfig config = client::parse_producer_config(props);
+// in `c`, started, with a producer configured by `config`, or by
+// `properties` (librdkafka's names).
+inline SendingProcess* start_sending_process(Cluster& c, const client::ProducerConfig& config) {
   const sim::ProcessId pid = c.world().add_process(
       c.world().add_host("app", "10.0.9.7"), "producer",
       [config] { return std::make_unique<SendingProcess>(config); });
   c.world().start(pid);
   return c.world().process_as<SendingProcess>(pid);
+}
+inline SendingProcess* start_sending_process(Cluster& c, const std::map<std::string, std::string>& properties) {
+  model::Properties props;
+  for (const auto& [key, value] : properties) props.values[key] = value;
+  return start_sending_process(c, client::parse_producer_config(props));
 }
 
 // Sends 1, 2, 3 ... to `topic` without a key, one every `interval`, as long

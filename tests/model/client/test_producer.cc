@@ -3,9 +3,12 @@
 // client's linger.ms), so records sent meanwhile go out with it in one
 // request; with linger.ms 0 each goes out as it is sent. Expiry: a record
 // that cannot be sent fails at message.timeout.ms even when nothing else
-// wakes the producer.
+// wakes the producer. Connections: a leader that refuses connections holds
+// its partition's batches unsent (librdkafka, Java) or fails each batch sent
+// to it (aiokafka, the lab producer).
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,36 @@ namespace {
 
 using sim::Duration;
 using sim::Time;
+
+// Three brokers, one ZooKeeper, topic "t" with one partition, RF 3.
+void start_one_partition_cluster(Cluster& c) {
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 1, 3), ErrorCode::none);
+}
+
+// Sends value 0 and runs 2 s: metadata known, the leader's connection up.
+void warm_up(Cluster& c, SendingProcess* p) {
+  bool warm = false;
+  p->producer().send("t", std::nullopt, 0, 100, [&](const client::DeliveryReport& r) {
+    EXPECT_EQ(r.outcome, client::Outcome::ok) << r.error;
+    warm = true;
+  });
+  c.run_for(Duration::seconds(2));
+  ASSERT_TRUE(warm);
+}
+
+// When the producer logged each connection error `error` ("client_error"),
+// from now on.
+std::shared_ptr<std::vector<Time>> client_errors(Cluster& c, std::string error) {
+  auto times = std::make_shared<std::vector<Time>>();
+  c.world().trace().add_observer([times, error](const sim::TraceRecord& r) {
+    if (r.process != "producer" || r.kind != "client_error") return;
+    const auto* e = r.field("error");
+    if (e != nullptr && std::get<std::string_view>(*e) == error) times->push_back(r.time);
+  });
+  return times;
+}
 
 struct Acked {
   uint64_t value = 0;
@@ -36,19 +69,11 @@ struct LingerRun {
 
 LingerRun three_records(const std::string& linger_ms) {
   Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
-  c.start();
-  EXPECT_TRUE(c.await_ready());
-  EXPECT_EQ(c.create_topic("t", 1, 3), ErrorCode::none);
+  start_one_partition_cluster(c);
   SendingProcess* p =
       start_sending_process(c, {{"bootstrap.servers", "10.0.1.1:9092"}, {"acks", "1"}, {"linger.ms", linger_ms}});
   LingerRun run;
-  bool warm = false;
-  p->producer().send("t", std::nullopt, 0, 100, [&](const client::DeliveryReport& r) {
-    EXPECT_EQ(r.outcome, client::Outcome::ok) << r.error;
-    warm = true;
-  });
-  c.run_for(Duration::seconds(2));
-  EXPECT_TRUE(warm);
+  warm_up(c, p);
   run.first_sent = c.world().now();
   for (uint64_t v = 1; v <= 3; ++v) {
     p->producer().send("t", std::nullopt, v, 100, [&run, &c, v](const client::DeliveryReport& r) {
@@ -107,9 +132,7 @@ void expect_timed_out_at(const Expiry& e, Time sent, int64_t timeout_ms) {
 // record fails at message.timeout.ms, not at whatever next wakes the producer.
 TEST(ProducerExpiry, ARecordForATopicNeverKnownTimesOut) {
   Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
-  c.start();
-  ASSERT_TRUE(c.await_ready());
-  ASSERT_EQ(c.create_topic("t", 1, 3), ErrorCode::none);
+  start_one_partition_cluster(c);
   for (BrokerId b = 1; b <= 3; ++b) c.power_off_broker(b);
   SendingProcess* p = start_sending_process(
       c, {{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092"}, {"message.timeout.ms", "5000"}});
@@ -129,18 +152,10 @@ TEST(ProducerExpiry, ARecordForATopicNeverKnownTimesOut) {
 // the batch waits for a leader until message.timeout.ms.
 TEST(ProducerExpiry, ABatchWaitingForALeaderNoOneNamesTimesOut) {
   Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
-  c.start();
-  ASSERT_TRUE(c.await_ready());
-  ASSERT_EQ(c.create_topic("t", 1, 3), ErrorCode::none);
+  start_one_partition_cluster(c);
   SendingProcess* p = start_sending_process(
       c, {{"bootstrap.servers", "10.0.1.1:9092"}, {"acks", "1"}, {"message.timeout.ms", "5000"}});
-  bool warm = false;
-  p->producer().send("t", std::nullopt, 0, 100, [&](const client::DeliveryReport& r) {
-    EXPECT_EQ(r.outcome, client::Outcome::ok) << r.error;
-    warm = true;
-  });
-  c.run_for(Duration::seconds(2));
-  ASSERT_TRUE(warm);
+  warm_up(c, p);
   for (BrokerId b = 1; b <= 3; ++b) c.kill_broker(b);  // the hosts answer: refused
   const Time sent = c.world().now();
   Expiry e;
@@ -150,6 +165,122 @@ TEST(ProducerExpiry, ABatchWaitingForALeaderNoOneNamesTimesOut) {
   c.run_for(Duration::seconds(20));
   expect_timed_out_at(e, sent, 5000);
   EXPECT_EQ(p->producer().outstanding(), 0u);
+}
+
+// The leader's broker is killed on a host that stays up (connections are
+// refused) while records are sent, one every 100 ms for 5 s; the controller
+// moves leadership once the broker's ZooKeeper session expires.
+struct RefusedLeaderRun {
+  BrokerId leader = kNoBroker;
+  Time killed;
+  Time moved;                     // when the controller named a new leader
+  std::vector<Acked> acked;
+  int failed = 0;                 // reports other than ok
+  int produce_retries = 0;        // "produce_retry" trace records
+  int refused = 0;                // connections refused ("client_error")
+};
+
+RefusedLeaderRun refused_leader(bool wait_for_connection) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
+  start_one_partition_cluster(c);
+  RefusedLeaderRun run;
+  run.leader = c.state({"t", 0})->leader;
+  model::Properties props;
+  props.values = {{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092,10.0.1.3:9092"}, {"acks", "1"}};
+  client::ProducerConfig config = client::parse_producer_config(props);
+  config.wait_for_connection = wait_for_connection;
+  SendingProcess* p = start_sending_process(c, config);
+  warm_up(c, p);
+  c.world().trace().add_observer([&run](const sim::TraceRecord& r) {
+    if (r.process == "producer" && r.kind == "produce_retry") ++run.produce_retries;
+  });
+  const auto refused = client_errors(c, "connection_refused");
+  c.kill_broker(run.leader);
+  run.killed = c.world().now();
+  for (uint64_t v = 1; v <= 50; ++v) {
+    p->producer().send("t", std::nullopt, v, 100, [&run, &c, v](const client::DeliveryReport& r) {
+      if (r.outcome == client::Outcome::ok) {
+        run.acked.push_back({v, c.world().now(), r.offset});
+      } else {
+        ++run.failed;
+      }
+    });
+    c.run_for(Duration::millis(100));
+  }
+  EXPECT_TRUE(c.run_until([&] { return c.state({"t", 0})->leader != run.leader; }, Duration::seconds(60)));
+  run.moved = c.world().now();
+  c.run_for(Duration::seconds(5));
+  run.refused = static_cast<int>(refused->size());
+  return run;
+}
+
+TEST(ProducerConnection, BatchesForALeaderThatRefusesConnectionsWaitUnsent) {
+  const RefusedLeaderRun run = refused_leader(/*wait_for_connection=*/true);
+  // Every record is delivered, once, in order, after the leader moved, and
+  // no batch was tried against the dead broker: the producer only tried to
+  // connect, reconnect.backoff.ms (100 ms) apart.
+  ASSERT_EQ(run.acked.size(), 50u);
+  EXPECT_EQ(run.failed, 0);
+  EXPECT_EQ(run.produce_retries, 0);
+  for (size_t i = 0; i < run.acked.size(); ++i) {
+    EXPECT_EQ(run.acked[i].value, i + 1);
+    EXPECT_GE(run.acked[i].at, run.moved - Duration::seconds(1)) << "value " << run.acked[i].value;
+    if (i > 0) {
+      EXPECT_EQ(run.acked[i].offset, run.acked[i - 1].offset + 1);
+    }
+  }
+  // One attempt per 100 ms while the leader is down, and for up to a second
+  // after it moved (until the next metadata answer says so); the metadata
+  // requests the dead broker refuses count here too.
+  const int64_t down_ms = (run.moved - run.killed).us() / 1000;
+  EXPECT_GE(run.refused, down_ms / 100 / 2) << down_ms << " ms down";
+  EXPECT_LE(run.refused, down_ms / 100 + 20) << down_ms << " ms down";
+}
+
+TEST(ProducerConnection, TheLabProducerFailsEachTryAgainstARefusedLeader) {
+  // aiokafka sends to a node it cannot connect to and the batch fails
+  // (NodeNotReadyError): a retry per batch per retry.backoff.ms.
+  const RefusedLeaderRun run = refused_leader(/*wait_for_connection=*/false);
+  EXPECT_GT(run.produce_retries, 50);
+  EXPECT_GT(run.refused, run.produce_retries / 2);
+}
+
+// The client is cut off from the leader (packets dropped both ways: a SYN
+// is never answered). After the request in flight times out, the producer
+// tries to connect again; each attempt is given up after
+// socket.connection.setup.timeout.ms, the next one reconnect.backoff.ms
+// later, until the record's message.timeout.ms.
+TEST(ProducerConnection, AnUnansweredConnectIsGivenUpAfterTheSetupTimeout) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
+  start_one_partition_cluster(c);
+  const BrokerId leader = c.state({"t", 0})->leader;
+  SendingProcess* p = start_sending_process(c, {{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092,10.0.1.3:9092"},
+                                                {"acks", "1"},
+                                                {"request.timeout.ms", "5000"},
+                                                {"socket.connection.setup.timeout.ms", "2000"},
+                                                {"message.timeout.ms", "20000"}});
+  warm_up(c, p);
+  const auto timed_out_at = client_errors(c, "connect_timed_out");
+  const sim::HostId app = c.world().host_of(*c.world().find_process("producer"));
+  c.world().network().block(app, c.broker_host(leader));
+  c.world().network().block(c.broker_host(leader), app);
+  const Time sent = c.world().now();
+  Expiry e;
+  p->producer().send("t", std::nullopt, 1, 100, [&](const client::DeliveryReport& r) {
+    e = {true, c.world().now(), r};
+  });
+  c.run_for(Duration::seconds(30));
+  const std::vector<Time>& timed_out = *timed_out_at;
+  expect_timed_out_at(e, sent, 20000);
+  EXPECT_EQ(e.report.outcome, client::Outcome::info);  // its first try may have been written
+  // The first attempt starts once the request in flight has timed out
+  // (5 s); then one every 2 s + 100 ms until the record expires at 20 s.
+  ASSERT_GE(timed_out.size(), 5u);
+  EXPECT_LE(timed_out.size(), 8u);
+  EXPECT_GE(timed_out.front(), sent + Duration::millis(7000));
+  for (size_t i = 1; i < timed_out.size(); ++i) {
+    EXPECT_GE(timed_out[i] - timed_out[i - 1], Duration::millis(2100)) << i;
+  }
 }
 
 }  // namespace

@@ -123,7 +123,12 @@ PowerOffOutcome leader_power_off(uint64_t seed, bool safe) {
   return out;
 }
 
-constexpr uint64_t kPowerOffSeeds = 8;
+// Whether acks=1 loses a value here hangs on which records the followers had
+// fetched in the instant the power went: about one seed in ten (3 of seeds
+// 1..30, the first 22, at the producer of 2026-12-05; a change in the
+// clients' timing moves which). 24 seeds find one; the acks=all test runs
+// the same schedules.
+constexpr uint64_t kPowerOffSeeds = 24;
 
 TEST(ClientSafety, AcksOneLosesAnAcknowledgedValueWhenTheLeaderLosesPower) {
   std::optional<uint64_t> first;
