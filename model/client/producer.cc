@@ -98,7 +98,8 @@ Producer::Producer(sim::ProcessContext& ctx, ProducerConfig config, ClientListen
     : ctx_(ctx),
       config_(std::move(config)),
       listener_(listener),
-      net_(ctx, kafka::NetworkClient::Options{config_.request_timeout_ms, config_.max_in_flight}),
+      net_(ctx, kafka::NetworkClient::Options{config_.request_timeout_ms, config_.max_in_flight,
+                                              config_.connection_setup_timeout_ms}),
       metadata_(ctx, net_,
                 Metadata::Options{config_.bootstrap, config_.retry_backoff_ms,
                                   config_.reconnect_backoff_ms, config_.metadata_max_age_ms},
@@ -231,8 +232,9 @@ void Producer::arm_expiry() {
   // record waiting for a leader no metadata answer names (every broker down)
   // would wait until something else pumped; the Java Sender sleeps at most
   // until the accumulator's next expiry (RecordAccumulator.nextExpiryTimeMs),
-  // librdkafka scans for timed-out messages every second
-  // (rd_kafka_topic_scan_all). A record on the wire times out through its
+  // librdkafka's broker threads scan their partitions' queues
+  // (rd_kafka_msgq_age_scan) and its main thread the unpartitioned ones once
+  // a second (rd_kafka_topic_scan_all). A record on the wire times out through its
   // request (on_batch_error).
   int64_t earliest = -1;
   const auto consider = [&](int64_t enqueued_ms) {
@@ -286,9 +288,13 @@ void Producer::send_ready() {
       if (partition_in_flight(tp)) continue;
       wait_drain_.erase(tp);
     }
-    for (const std::shared_ptr<Batch>& b : queue) {
+    // By index, with its own reference to the batch: an acks=0 batch is
+    // completed inside send_batch, and its callbacks may send again (both
+    // change this queue under the loop).
+    for (size_t i = 0; i < queue.size(); ++i) {
+      const std::shared_ptr<Batch> b = queue[i];
       if (b->in_flight) continue;
-      const int64_t ready_at = b->attempts > 0 ? b->retry_at_ms : b->created_ms + config_.linger_ms;
+      const int64_t ready_at = ready_at_ms(*b);
       if (b->attempts == 0 && b->bytes >= config_.batch_size) {
         // full: no need to wait for linger.ms
       } else if (now < ready_at) {
@@ -318,20 +324,49 @@ void Producer::send_ready() {
         last_leader_[tp] = leader;
       }
       if (net_.pending(leader) >= static_cast<size_t>(config_.max_in_flight)) break;
+      if (!config_.enable_idempotence) absorb_ready_batches(queue, i, now);
       send_batch(b, leader);
+      if (i >= queue.size() || queue[i] != b) --i;  // completed and removed: the next is at i
     }
   }
   if (need_metadata) metadata_.refresh();
   if (leader_down) {
-    // librdkafka's rd_kafka_topic_scan_all, once a second: a partition whose
+    // librdkafka's rd_kafka_topic_scan_all, on a 1 s tick: a partition whose
     // leader's broker is not up has its topic's metadata queried again
     // (rd_kafka_toppar_needs_query: "broker is down"), so a new leader is
-    // learnt within a second of its election.
-    if (last_leader_query_ms_ < 0 || now >= last_leader_query_ms_ + kLeaderQueryIntervalMs) {
+    // learnt within a second of its election. The model's ticks are the
+    // whole seconds of virtual time; a connection that comes up between two
+    // asks nothing.
+    const int64_t tick = (now + kLeaderQueryIntervalMs - 1) / kLeaderQueryIntervalMs * kLeaderQueryIntervalMs;
+    if (tick == now && last_leader_query_ms_ != now) {
       last_leader_query_ms_ = now;
       metadata_.refresh();
     }
-    schedule_pump(last_leader_query_ms_ + kLeaderQueryIntervalMs);
+    schedule_pump(tick == now ? now + kLeaderQueryIntervalMs : tick);
+  }
+}
+
+int64_t Producer::ready_at_ms(const Batch& b) const {
+  return b.attempts > 0 ? b.retry_at_ms : b.created_ms + config_.linger_ms;
+}
+
+void Producer::absorb_ready_batches(std::deque<std::shared_ptr<Batch>>& queue, size_t i, int64_t now) {
+  // librdkafka without idempotence retries messages, not batches: a failed
+  // request's messages go back to the head of their partition's queue
+  // (rd_kafka_toppar_retry_msgq) and the next request takes as many queued
+  // messages as fit (batch.size), so after an outage a partition's backlog
+  // goes out in a few requests instead of one per batch it was first sent
+  // in. The idempotent producer must keep its batches (their sequence
+  // numbers), as the Java client keeps every batch.
+  Batch& b = *queue[i];
+  while (i + 1 < queue.size()) {
+    Batch& next = *queue[i + 1];
+    if (next.in_flight || now < ready_at_ms(next) || b.bytes + next.bytes > config_.batch_size) break;
+    for (Pending& r : next.records) b.records.push_back(std::move(r));
+    b.bytes += next.bytes;
+    b.attempts = std::max(b.attempts, next.attempts);
+    b.sent_once = b.sent_once || next.sent_once;
+    queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(i + 1));
   }
 }
 
@@ -347,7 +382,7 @@ bool Producer::leader_ready(BrokerId node) {
   // reconnect.backoff.max.ms; the model keeps it fixed, docs/fidelity.md.)
   if (net_.connected(node)) return true;
   const kafka::NodeAddress address = *metadata_.address(node);
-  const auto failed = [this, node](kafka::SendError e) { on_connect_error(node, e); };
+  const auto failed = [this, node](kafka::SendError e, bool reported) { on_connect_error(node, e, reported); };
   if (net_.connecting(node)) {
     net_.connect(node, address, failed);  // opened by another request: hear of its failure too
     return false;  // on_connected pumps
@@ -359,19 +394,16 @@ bool Producer::leader_ready(BrokerId node) {
     return false;
   }
   a.at_ms = now;
-  const uint64_t attempt = ++a.count;
-  if (net_.connect(node, address, failed)) return true;
-  // librdkafka's and the Java client's socket.connection.setup.timeout.ms.
-  ctx_.after(sim::Duration::millis(config_.connection_setup_timeout_ms), [this, node, attempt] {
-    if (connects_[node].count != attempt || !net_.connecting(node)) return;
-    net_.close(node);
-    on_connect_error(node, kafka::SendError::connect_timed_out);
-  });
-  return false;
+  ++a.count;
+  // Given up, if it hangs, after socket.connection.setup.timeout.ms (the
+  // NetworkClient's option).
+  return net_.connect(node, address, failed);
 }
 
-void Producer::on_connect_error(BrokerId node, kafka::SendError e) {
-  event(send_error_name(e), node);
+void Producer::on_connect_error(BrokerId node, kafka::SendError e, bool reported) {
+  // A request that was queued on the connection (a metadata request) has
+  // logged the error already.
+  if (!reported) event(send_error_name(e), node);
   connects_[node].at_ms = now_ms();  // the backoff runs from the failure
   metadata_.note_failure(node);
   // No metadata request here: the partitions waiting for this leader ask

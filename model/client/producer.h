@@ -127,7 +127,12 @@ class Producer {
   // connection to it unless one is being opened or the last attempt was
   // less than reconnect.backoff.ms ago (then a pump is set for its end).
   bool leader_ready(kafka::BrokerId node);
-  void on_connect_error(kafka::BrokerId node, kafka::SendError e);
+  // When `b` may be sent: after linger.ms, or once its retry backoff is over.
+  int64_t ready_at_ms(const Batch& b) const;
+  // Without idempotence: the ready batches behind queue[i] join it, up to
+  // batch.size, before it is sent.
+  void absorb_ready_batches(std::deque<std::shared_ptr<Batch>>& queue, size_t i, int64_t now);
+  void on_connect_error(kafka::BrokerId node, kafka::SendError e, bool reported);
   void send_batch(const std::shared_ptr<Batch>& batch, kafka::BrokerId leader);
   void on_batch_error(const std::shared_ptr<Batch>& batch, const std::string& error, bool retriable,
                       bool may_have_been_written);
@@ -163,8 +168,8 @@ class Producer {
     int64_t at_ms = 0;    // when the last began, or failed
   };
   std::map<kafka::BrokerId, ConnectAttempt> connects_;
-  // When a partition waiting for its leader's connection last asked for
-  // metadata (librdkafka's 1 s topic scan).
+  // The tick on which a partition waiting for its leader's connection last
+  // asked for metadata (librdkafka's 1 s topic scan).
   static constexpr int64_t kLeaderQueryIntervalMs = 1000;
   int64_t last_leader_query_ms_ = -1;
 

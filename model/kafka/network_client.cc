@@ -67,10 +67,13 @@ void NetworkClient::open(int32_t node, Connection& c) {
   c.socket = ctx_.connect(c.address.host, c.address.port);
   c.connected = false;
   sockets_[*c.socket] = node;
+  if (options_.connection_setup_timeout_ms > 0) {
+    c.setup_deadline = ctx_.now() + sim::Duration::millis(options_.connection_setup_timeout_ms);
+    arm(c.setup_deadline);
+  }
 }
 
-bool NetworkClient::connect(int32_t node, const NodeAddress& address,
-                            std::function<void(SendError)> failed) {
+bool NetworkClient::connect(int32_t node, const NodeAddress& address, ConnectFailed failed) {
   Connection& conn = connection_to(node, address);
   if (conn.socket && conn.connected) return true;
   if (!conn.connect_failed) conn.connect_failed = std::move(failed);
@@ -123,15 +126,16 @@ void NetworkClient::fail(int32_t node, SendError first, std::optional<int32_t> f
   for (Waiting& w : c.queued) {
     done.emplace_back(first_id && *first_id == w.correlation_id ? first : rest, std::move(w.done));
   }
-  // A connection still being opened failed (refused, unreachable, or a
-  // request on it timed out first): connect()'s caller hears of it, after
-  // the requests. Not when the owner closed it.
-  std::function<void(SendError)> connect_failed;
+  // A connection still being opened failed (refused, unreachable, past its
+  // setup timeout, or a request on it timed out first): connect()'s caller
+  // hears of it, after the requests. Not when the owner closed it.
+  ConnectFailed connect_failed;
   SendError attempt_error = rest;
   if (!c.connected && rest != SendError::cancelled) {
     connect_failed = std::move(c.connect_failed);
     if (first == SendError::request_timed_out) attempt_error = SendError::connect_timed_out;
   }
+  const bool reported = !done.empty();
   if (c.socket) {
     // Always release the socket: one still connecting is abandoned (its
     // handshake stops), one the peer closed or refused is freed.
@@ -140,7 +144,7 @@ void NetworkClient::fail(int32_t node, SendError first, std::optional<int32_t> f
   }
   connections_.erase(it);
   for (auto& [error, fn] : done) fn(error, nullptr);
-  if (connect_failed) connect_failed(attempt_error);
+  if (connect_failed) connect_failed(attempt_error, reported);
 }
 
 void NetworkClient::arm(sim::Time deadline) {
@@ -152,7 +156,8 @@ void NetworkClient::check_timeouts() {
   // correlation ids are handed out in that order: the oldest unanswered
   // request (the lowest id, at the front of its connection's in-flight list
   // or queue) is the next to expire. As in the Java NetworkClient, a request
-  // that timed out takes its connection down, failing all else on it.
+  // that timed out takes its connection down, failing all else on it. A
+  // connection still being opened past its setup deadline is given up.
   for (;;) {
     bool any = false;
     int32_t node = 0;
@@ -166,16 +171,32 @@ void NetworkClient::check_timeouts() {
         deadline = d;
       }
     };
+    bool setup = false;  // the earliest deadline is a connection's setup
+    int32_t setup_node = 0;
+    sim::Time setup_deadline = sim::Time::max();
     for (const auto& [n, c] : connections_) {
       if (!c.in_flight.empty()) consider(n, c.in_flight.front().correlation_id, c.in_flight.front().deadline);
       if (!c.queued.empty()) consider(n, c.queued.front().correlation_id, c.queued.front().deadline);
+      if (!c.connected && c.setup_deadline < setup_deadline) {
+        setup_node = n;
+        setup_deadline = c.setup_deadline;
+      }
     }
-    if (!any) return;
+    if (setup_deadline < deadline) {
+      setup = true;
+      deadline = setup_deadline;
+    } else if (!any) {
+      return;
+    }
     if (deadline > ctx_.now()) {
       arm(deadline);
       return;
     }
-    fail(node, SendError::request_timed_out, id, SendError::closed);
+    if (setup) {
+      fail(setup_node, SendError::connect_timed_out, std::nullopt, SendError::connect_timed_out);
+    } else {
+      fail(node, SendError::request_timed_out, id, SendError::closed);
+    }
   }
 }
 
@@ -202,6 +223,7 @@ bool NetworkClient::on_connected(sim::SocketId socket) {
   Connection& c = connections_[node];
   c.connected = true;
   c.connect_failed = nullptr;  // only the attempt's failure is reported
+  c.setup_deadline = sim::Time::max();
   pump(node);
   return true;
 }

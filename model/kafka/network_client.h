@@ -49,6 +49,11 @@ class NetworkClient {
   struct Options {
     int32_t request_timeout_ms = 30000;
     int32_t max_in_flight = 1;
+    // A connection not established this long after it was opened is given
+    // up (connect_timed_out), requests on it or not: librdkafka's and the
+    // Java client's socket.connection.setup.timeout.ms. 0: no limit of its
+    // own (the requests' timeouts, the kernel's SYN retries).
+    int32_t connection_setup_timeout_ms = 0;
   };
   // `response` is null unless error == none.
   using Completion = std::function<void(SendError error, const Response* response)>;
@@ -65,14 +70,18 @@ class NetworkClient {
             bool expect_response = true);
   // Whether a request to `node` would go on the wire at once: connected to
   // `address`. If not, opens a connection unless one is being opened; if
-  // the connection being opened fails (refused, unreachable, timed out, or
-  // a request queued on it timed out first: connect_timed_out), `failed`
-  // runs with the error, after any requests queued on it have failed with
-  // theirs — not when the owner closes it. For a client that holds its
-  // requests until the node is ready rather than queueing them on a
-  // connection that may be refused (the Java NetworkClient.ready /
-  // initiateConnect, librdkafka producing only from a broker that is UP).
-  bool connect(int32_t node, const NodeAddress& address, std::function<void(SendError)> failed);
+  // the connection being opened fails (refused, unreachable, past its setup
+  // timeout, or a request queued on it timed out first: connect_timed_out),
+  // `failed` runs with the error, after any requests queued on it have
+  // failed with theirs, and `reported` true when there were such requests
+  // (their completions have told of the failure already). Not when the
+  // owner closes it. One `failed` per connection: a later caller's, while
+  // the first is kept, is dropped. For a client that holds its requests
+  // until the node is ready rather than queueing them on a connection that
+  // may be refused (the Java NetworkClient.ready / initiateConnect,
+  // librdkafka producing only from a broker that is UP).
+  using ConnectFailed = std::function<void(SendError error, bool reported)>;
+  bool connect(int32_t node, const NodeAddress& address, ConnectFailed failed);
   // A connection to `node` is being opened.
   bool connecting(int32_t node) const;
   // Drops the connection to `node`; everything queued or in flight fails
@@ -107,7 +116,9 @@ class NetworkClient {
     bool connected = false;
     sim::Fifo<Waiting> queued;        // not yet on the wire
     std::vector<InFlight> in_flight;  // ascending correlation id (the order sent)
-    std::function<void(SendError)> connect_failed;  // connect()'s `failed`
+    ConnectFailed connect_failed;  // connect()'s `failed`
+    // While connecting, with a setup timeout: when it is given up.
+    sim::Time setup_deadline = sim::Time::max();
   };
   // `node`'s connection, dropped first if it was to another address.
   Connection& connection_to(int32_t node, const NodeAddress& address);

@@ -5,7 +5,8 @@
 // that cannot be sent fails at message.timeout.ms even when nothing else
 // wakes the producer. Connections: a leader that refuses connections holds
 // its partition's batches unsent (librdkafka, Java) or fails each batch sent
-// to it (aiokafka, the lab producer).
+// to it (aiokafka, the lab producer). Retries: without idempotence a retry
+// takes every ready record of its partition (librdkafka).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -147,14 +148,20 @@ TEST(ProducerExpiry, ARecordForATopicNeverKnownTimesOut) {
   EXPECT_EQ(p->producer().outstanding(), 0u);
 }
 
-// The partition was known, then every broker stopped: the first try is
-// refused, the leader is forgotten and no metadata answer names another, so
-// the batch waits for a leader until message.timeout.ms.
+// The partition was known, then every broker stopped. A producer that sends
+// to a leader it cannot reach (aiokafka's way, the lab producer's) has its
+// first try refused, forgets the leader, and no metadata answer names
+// another: nothing but the record's own timeout wakes it, and it fails at
+// message.timeout.ms. (One that waits for the connection instead retries it
+// every reconnect.backoff.ms.)
 TEST(ProducerExpiry, ABatchWaitingForALeaderNoOneNamesTimesOut) {
   Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
   start_one_partition_cluster(c);
-  SendingProcess* p = start_sending_process(
-      c, {{"bootstrap.servers", "10.0.1.1:9092"}, {"acks", "1"}, {"message.timeout.ms", "5000"}});
+  model::Properties props;
+  props.values = {{"bootstrap.servers", "10.0.1.1:9092"}, {"acks", "1"}, {"message.timeout.ms", "5000"}};
+  client::ProducerConfig config = client::parse_producer_config(props);
+  config.wait_for_connection = false;
+  SendingProcess* p = start_sending_process(c, config);
   warm_up(c, p);
   for (BrokerId b = 1; b <= 3; ++b) c.kill_broker(b);  // the hosts answer: refused
   const Time sent = c.world().now();
@@ -280,6 +287,55 @@ TEST(ProducerConnection, AnUnansweredConnectIsGivenUpAfterTheSetupTimeout) {
   EXPECT_GE(timed_out.front(), sent + Duration::millis(7000));
   for (size_t i = 1; i < timed_out.size(); ++i) {
     EXPECT_GE(timed_out[i] - timed_out[i - 1], Duration::millis(2100)) << i;
+  }
+}
+
+// Without idempotence a retry takes every ready record of its partition,
+// as librdkafka re-queues a failed request's messages and batches them anew:
+// twenty records sent one by one and failed together go out again as one
+// request. (The client here sends to an unreachable leader, the lab
+// producer's way, so that the second round of tries is on the wire too.)
+TEST(ProducerRetry, WithoutIdempotenceFailedBatchesAreRetriedAsOne) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
+  start_one_partition_cluster(c);
+  const BrokerId leader = c.state({"t", 0})->leader;
+  model::Properties props;
+  props.values = {{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092,10.0.1.3:9092"},
+                  {"acks", "1"},
+                  {"linger.ms", "0"},
+                  {"request.timeout.ms", "2000"},
+                  {"message.timeout.ms", "60000"}};
+  client::ProducerConfig config = client::parse_producer_config(props);
+  config.wait_for_connection = false;
+  SendingProcess* p = start_sending_process(c, config);
+  warm_up(c, p);
+  std::vector<Time> retries;
+  c.world().trace().add_observer([&](const sim::TraceRecord& r) {
+    if (r.process == "producer" && r.kind == "produce_retry") retries.push_back(r.time);
+  });
+  const sim::HostId app = c.world().host_of(*c.world().find_process("producer"));
+  c.world().network().block(app, c.broker_host(leader));
+  c.world().network().block(c.broker_host(leader), app);
+  std::vector<Acked> acked;
+  for (uint64_t v = 1; v <= 20; ++v) {
+    p->producer().send("t", std::nullopt, v, 100, [&acked, &c, v](const client::DeliveryReport& r) {
+      EXPECT_EQ(r.outcome, client::Outcome::ok) << r.error;
+      acked.push_back({v, c.world().now(), r.offset});
+    });
+    c.run_for(Duration::millis(10));
+  }
+  // Round 1: twenty requests out, twenty failures. Round 2: one request.
+  c.run_for(Duration::millis(2500));
+  EXPECT_EQ(retries.size(), 20u);
+  c.run_for(Duration::millis(2500));
+  EXPECT_EQ(retries.size(), 21u);
+  c.world().network().heal();
+  c.run_for(Duration::seconds(10));
+  ASSERT_EQ(acked.size(), 20u);
+  for (size_t i = 0; i < acked.size(); ++i) {
+    EXPECT_EQ(acked[i].value, i + 1);
+    EXPECT_EQ(acked[i].at, acked.front().at);  // one answer
+    EXPECT_EQ(acked[i].offset, acked.front().offset + static_cast<int64_t>(i));
   }
 }
 

@@ -1211,5 +1211,84 @@ TEST(KafkaNetworkClient, FailedConnectionsAreReleased) {
   EXPECT_EQ(rig.world.network().open_connections(), 0u);
 }
 
+// connect(): a connection opened ahead of any request, for a client that
+// holds its requests until the node is ready.
+struct ConnectFailure {
+  Time at;
+  SendError error = SendError::none;
+  bool reported = false;
+};
+
+TEST(KafkaNetworkClient, ConnectOpensAConnectionAndSaysWhenItIsUp) {
+  Rig rig;
+  std::vector<ConnectFailure> failures;
+  const auto failed = [&](SendError e, bool reported) { failures.push_back({rig.world.now(), e, reported}); };
+  EXPECT_FALSE(rig.client().connect(1, kBroker1, failed));
+  EXPECT_TRUE(rig.client().connecting(1));
+  rig.run_until(at_ms(10));
+  EXPECT_TRUE(rig.client().connect(1, kBroker1, failed));
+  EXPECT_FALSE(rig.client().connecting(1));
+  EXPECT_EQ(rig.j1.accepts, 1);
+  // A request then goes out on it, and its answer comes one round trip later.
+  rig.send("a");
+  rig.run_until(at_ms(20));
+  ASSERT_EQ(rig.outcomes.size(), 1u);
+  EXPECT_EQ(rig.outcomes[0].at, at_ms(12));
+  EXPECT_TRUE(failures.empty());
+}
+
+TEST(KafkaNetworkClient, AFailedConnectIsReportedOnceAndSaysWhetherRequestsToldOfIt) {
+  Rig rig;
+  rig.world.kill(rig.s1);
+  std::vector<ConnectFailure> failures;
+  const auto failed = [&](SendError e, bool reported) { failures.push_back({rig.world.now(), e, reported}); };
+  // Refused with nothing queued: only connect's caller hears of it.
+  rig.client().connect(1, kBroker1, failed);
+  rig.client().connect(1, kBroker1, failed);  // while connecting: the first `failed` stands
+  rig.run_until(at_ms(10));
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].error, SendError::refused);
+  EXPECT_EQ(failures[0].at, at_ms(2));
+  EXPECT_FALSE(failures[0].reported);
+  // Refused with a request queued: the request fails first, then the caller
+  // hears that it was reported.
+  rig.client().connect(1, kBroker1, failed);
+  rig.send("a");
+  rig.run_until(at_ms(20));
+  ASSERT_EQ(rig.outcomes.size(), 1u);
+  EXPECT_EQ(rig.outcomes[0].error, SendError::refused);
+  ASSERT_EQ(failures.size(), 2u);
+  EXPECT_TRUE(failures[1].reported);
+  // Closed by its owner while connecting: not reported.
+  rig.world.start(rig.s1);
+  rig.world.power_off(rig.b2);
+  rig.client().connect(2, kBroker2, failed);
+  rig.client().close(2);
+  rig.run_until(at_ms(200'000));
+  EXPECT_EQ(failures.size(), 2u);
+}
+
+TEST(KafkaNetworkClient, AConnectionNotUpWithinItsSetupTimeoutIsGivenUp) {
+  NetworkClient::Options o = options(600'000);
+  o.connection_setup_timeout_ms = 5000;
+  Rig rig(o);
+  rig.world.power_off(rig.b1);  // SYNs go unanswered
+  std::vector<ConnectFailure> failures;
+  rig.client().connect(1, kBroker1, [&](SendError e, bool reported) {
+    failures.push_back({rig.world.now(), e, reported});
+  });
+  rig.run_until(at_ms(20'000));
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].error, SendError::connect_timed_out);
+  EXPECT_EQ(failures[0].at, at_ms(5000));
+  EXPECT_FALSE(rig.client().connecting(1));
+  // A request queued on a connection that never comes up fails with it.
+  rig.send("a");
+  rig.run_until(at_ms(40'000));
+  ASSERT_EQ(rig.outcomes.size(), 1u);
+  EXPECT_EQ(rig.outcomes[0].error, SendError::connect_timed_out);
+  EXPECT_EQ(rig.outcomes[0].at, at_ms(25'000));
+}
+
 }  // namespace
 }  // namespace kafka
