@@ -326,7 +326,9 @@ void Producer::send_ready() {
       if (net_.pending(leader) >= static_cast<size_t>(config_.max_in_flight)) break;
       if (!config_.enable_idempotence) absorb_ready_batches(queue, i, now);
       send_batch(b, leader);
-      if (i >= queue.size() || queue[i] != b) --i;  // completed and removed: the next is at i
+      // Completed at once (acks=0) and removed, perhaps with others: look
+      // again from the front (what went out is in flight or gone).
+      if (i >= queue.size() || queue[i] != b) i = static_cast<size_t>(-1);
     }
   }
   if (need_metadata) metadata_.refresh();
@@ -387,14 +389,13 @@ bool Producer::leader_ready(BrokerId node) {
     net_.connect(node, address, failed);  // opened by another request: hear of its failure too
     return false;  // on_connected pumps
   }
-  ConnectAttempt& a = connects_[node];
+  std::optional<int64_t>& last = last_connect_ms_[node];
   const int64_t now = now_ms();
-  if (a.count > 0 && now < a.at_ms + config_.reconnect_backoff_ms) {
-    schedule_pump(a.at_ms + config_.reconnect_backoff_ms);
+  if (last && now < *last + config_.reconnect_backoff_ms) {
+    schedule_pump(*last + config_.reconnect_backoff_ms);
     return false;
   }
-  a.at_ms = now;
-  ++a.count;
+  last = now;
   // Given up, if it hangs, after socket.connection.setup.timeout.ms (the
   // NetworkClient's option).
   return net_.connect(node, address, failed);
@@ -404,7 +405,7 @@ void Producer::on_connect_error(BrokerId node, kafka::SendError e, bool reported
   // A request that was queued on the connection (a metadata request) has
   // logged the error already.
   if (!reported) event(send_error_name(e), node);
-  connects_[node].at_ms = now_ms();  // the backoff runs from the failure
+  last_connect_ms_[node] = now_ms();  // the backoff runs from the failure
   metadata_.note_failure(node);
   // No metadata request here: the partitions waiting for this leader ask
   // once a second (send_ready), as librdkafka's topic scan does. (The Java
@@ -531,6 +532,11 @@ void Producer::on_batch_error(const std::shared_ptr<Batch>& batch, const std::st
                               bool retriable, bool may_have_been_written) {
   if (may_have_been_written) batch->sent_once = true;
   const int64_t now = now_ms();
+  if (retriable && batch->attempts <= config_.retries && !config_.enable_idempotence) {
+    // librdkafka times messages out one by one: those past
+    // message.timeout.ms fail, the rest of the batch is retried.
+    fail_timed_out_records(*batch, now, may_have_been_written ? Outcome::info : Outcome::fail, error);
+  }
   const int64_t oldest = batch->records.empty() ? now : batch->records.front().enqueued_ms;
   if (retriable && batch->attempts <= config_.retries && now - oldest < config_.message_timeout_ms) {
     batch->retry_at_ms = now + config_.retry_backoff_ms;
@@ -562,6 +568,10 @@ void Producer::complete(const std::shared_ptr<Batch>& batch, const DeliveryRepor
   queue.erase(std::remove(queue.begin(), queue.end(), batch), queue.end());
   std::vector<Pending> records = std::move(batch->records);
   batch->records.clear();
+  report_records(records, report);
+}
+
+void Producer::report_records(std::vector<Pending>& records, const DeliveryReport& report) {
   outstanding_ -= records.size();
   for (size_t i = 0; i < records.size(); ++i) {
     DeliveryReport r = report;
@@ -570,18 +580,39 @@ void Producer::complete(const std::shared_ptr<Batch>& batch, const DeliveryRepor
   }
 }
 
+void Producer::fail_timed_out_records(Batch& b, int64_t now, Outcome outcome, const std::string& error) {
+  // A batch's records are in the order they were sent (batches merge in
+  // queue order): the timed-out ones are a prefix. The last one stays with
+  // the batch, for the caller to fail as a whole.
+  size_t n = 0;
+  while (n + 1 < b.records.size() && now - b.records[n].enqueued_ms >= config_.message_timeout_ms) ++n;
+  if (n == 0) return;
+  std::vector<Pending> timed_out(std::make_move_iterator(b.records.begin()),
+                                 std::make_move_iterator(b.records.begin() + static_cast<std::ptrdiff_t>(n)));
+  b.records.erase(b.records.begin(), b.records.begin() + static_cast<std::ptrdiff_t>(n));
+  for (const Pending& r : timed_out) b.bytes -= r.size;
+  report_records(timed_out, DeliveryReport{outcome, b.tp.partition, -1, error});
+}
+
 void Producer::expire_batches() {
   const int64_t now = now_ms();
-  std::vector<std::shared_ptr<Batch>> expired;
+  std::vector<std::shared_ptr<Batch>> due;  // the oldest record timed out
   for (auto& [tp, queue] : batches_) {
     for (const std::shared_ptr<Batch>& b : queue) {
       if (b->in_flight || b->records.empty()) continue;
-      if (now - b->records.front().enqueued_ms >= config_.message_timeout_ms) expired.push_back(b);
+      if (now - b->records.front().enqueued_ms >= config_.message_timeout_ms) due.push_back(b);
     }
   }
-  for (const auto& b : expired) {
-    complete(b, DeliveryReport{b->sent_once ? Outcome::info : Outcome::fail, b->tp.partition, -1,
-                               "MSG_TIMED_OUT"});
+  // Reported after the walk: a delivery report may send again.
+  std::vector<std::shared_ptr<Batch>> expired;
+  for (const auto& b : due) {
+    const Outcome outcome = b->sent_once ? Outcome::info : Outcome::fail;
+    // Without idempotence, messages time out one by one (librdkafka); the
+    // idempotent producer's batch goes as a whole, as the Java client's.
+    if (!config_.enable_idempotence) fail_timed_out_records(*b, now, outcome, "MSG_TIMED_OUT");
+    if (now - b->records.front().enqueued_ms < config_.message_timeout_ms) continue;
+    expired.push_back(b);
+    complete(b, DeliveryReport{outcome, b->tp.partition, -1, "MSG_TIMED_OUT"});
   }
   // librdkafka rd_kafka_toppar_producer_serve: with a producer id, timed-out
   // messages leave a gap in the partition's sequence that would bring

@@ -137,6 +137,11 @@ class Producer {
   void on_batch_error(const std::shared_ptr<Batch>& batch, const std::string& error, bool retriable,
                       bool may_have_been_written);
   void complete(const std::shared_ptr<Batch>& batch, const DeliveryReport& report);
+  // Runs each record's callback with `report` (offsets counted up for an ok).
+  void report_records(std::vector<Pending>& records, const DeliveryReport& report);
+  // Without idempotence: fails the records of `b` past message.timeout.ms,
+  // all but its last (a batch is failed whole by its caller).
+  void fail_timed_out_records(Batch& b, int64_t now, Outcome outcome, const std::string& error);
   void expire_batches();
   void init_producer_id();
   // Idempotence: stop sending, and once no request is in flight bump the
@@ -162,12 +167,9 @@ class Producer {
   size_t outstanding_ = 0;
   sim::TimerId pump_timer_;
   int64_t pump_at_ms_ = -1;
-  // wait_for_connection: the last connection attempt to each leader.
-  struct ConnectAttempt {
-    uint64_t count = 0;   // attempts so far (0: none)
-    int64_t at_ms = 0;    // when the last began, or failed
-  };
-  std::map<kafka::BrokerId, ConnectAttempt> connects_;
+  // wait_for_connection: when the last connection attempt to each leader
+  // began, or failed (reconnect.backoff.ms runs from then).
+  std::map<kafka::BrokerId, std::optional<int64_t>> last_connect_ms_;
   // The tick on which a partition waiting for its leader's connection last
   // asked for metadata (librdkafka's 1 s topic scan).
   static constexpr int64_t kLeaderQueryIntervalMs = 1000;

@@ -182,7 +182,9 @@ void NetworkClient::check_timeouts() {
         setup_deadline = c.setup_deadline;
       }
     }
-    if (setup_deadline < deadline) {
+    if (setup_deadline <= deadline && setup_deadline != sim::Time::max()) {
+      // On a tie the connection goes first: requests on a connection that
+      // never came up fail as connect_timed_out.
       setup = true;
       deadline = setup_deadline;
     } else if (!any) {

@@ -1243,9 +1243,11 @@ TEST(KafkaNetworkClient, AFailedConnectIsReportedOnceAndSaysWhetherRequestsToldO
   std::vector<ConnectFailure> failures;
   const auto failed = [&](SendError e, bool reported) { failures.push_back({rig.world.now(), e, reported}); };
   // Refused with nothing queued: only connect's caller hears of it.
+  int second_caller = 0;
   rig.client().connect(1, kBroker1, failed);
-  rig.client().connect(1, kBroker1, failed);  // while connecting: the first `failed` stands
+  rig.client().connect(1, kBroker1, [&](SendError, bool) { ++second_caller; });  // the first `failed` stands
   rig.run_until(at_ms(10));
+  EXPECT_EQ(second_caller, 0);
   ASSERT_EQ(failures.size(), 1u);
   EXPECT_EQ(failures[0].error, SendError::refused);
   EXPECT_EQ(failures[0].at, at_ms(2));
@@ -1266,6 +1268,21 @@ TEST(KafkaNetworkClient, AFailedConnectIsReportedOnceAndSaysWhetherRequestsToldO
   rig.client().close(2);
   rig.run_until(at_ms(200'000));
   EXPECT_EQ(failures.size(), 2u);
+}
+
+TEST(KafkaNetworkClient, AConnectionUpInTimeOutlivesItsSetupTimeout) {
+  NetworkClient::Options o = options(600'000);
+  o.connection_setup_timeout_ms = 5000;
+  Rig rig(o);
+  int failures = 0;
+  rig.client().connect(1, kBroker1, [&](SendError, bool) { ++failures; });
+  rig.run_until(at_ms(20'000));
+  EXPECT_EQ(failures, 0);
+  EXPECT_TRUE(rig.client().connected(1));
+  rig.send("a");
+  rig.run_until(at_ms(20'010));
+  ASSERT_EQ(rig.outcomes.size(), 1u);
+  EXPECT_EQ(rig.outcomes[0].error, SendError::none);
 }
 
 TEST(KafkaNetworkClient, AConnectionNotUpWithinItsSetupTimeoutIsGivenUp) {
