@@ -9,6 +9,7 @@
 // takes every ready record of its partition (librdkafka).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -290,6 +291,29 @@ TEST(ProducerConnection, AnUnansweredConnectIsGivenUpAfterTheSetupTimeout) {
   }
 }
 
+// A producer that sends to a leader it cannot reach (the lab producer's
+// way: wait_for_connection false), acks=1, linger.ms 0, a 2 s request
+// timeout and `properties` on top; warmed up, then cut off from the leader
+// both ways (SYNs and requests vanish).
+SendingProcess* cut_off_sender(Cluster& c, const std::map<std::string, std::string>& properties) {
+  start_one_partition_cluster(c);
+  const BrokerId leader = c.state({"t", 0})->leader;
+  model::Properties props;
+  props.values = {{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092,10.0.1.3:9092"},
+                  {"acks", "1"},
+                  {"linger.ms", "0"},
+                  {"request.timeout.ms", "2000"}};
+  for (const auto& [key, value] : properties) props.values[key] = value;
+  client::ProducerConfig config = client::parse_producer_config(props);
+  config.wait_for_connection = false;
+  SendingProcess* p = start_sending_process(c, config);
+  warm_up(c, p);
+  const sim::HostId app = c.world().host_of(*c.world().find_process("producer"));
+  c.world().network().block(app, c.broker_host(leader));
+  c.world().network().block(c.broker_host(leader), app);
+  return p;
+}
+
 // Without idempotence a retry takes every ready record of its partition,
 // as librdkafka re-queues a failed request's messages and batches them anew:
 // twenty records sent one by one and failed together go out again as one
@@ -297,25 +321,11 @@ TEST(ProducerConnection, AnUnansweredConnectIsGivenUpAfterTheSetupTimeout) {
 // producer's way, so that the second round of tries is on the wire too.)
 TEST(ProducerRetry, WithoutIdempotenceFailedBatchesAreRetriedAsOne) {
   Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
-  start_one_partition_cluster(c);
-  const BrokerId leader = c.state({"t", 0})->leader;
-  model::Properties props;
-  props.values = {{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092,10.0.1.3:9092"},
-                  {"acks", "1"},
-                  {"linger.ms", "0"},
-                  {"request.timeout.ms", "2000"},
-                  {"message.timeout.ms", "60000"}};
-  client::ProducerConfig config = client::parse_producer_config(props);
-  config.wait_for_connection = false;
-  SendingProcess* p = start_sending_process(c, config);
-  warm_up(c, p);
+  SendingProcess* p = cut_off_sender(c, {{"message.timeout.ms", "60000"}});
   std::vector<Time> retries;
   c.world().trace().add_observer([&](const sim::TraceRecord& r) {
     if (r.process == "producer" && r.kind == "produce_retry") retries.push_back(r.time);
   });
-  const sim::HostId app = c.world().host_of(*c.world().find_process("producer"));
-  c.world().network().block(app, c.broker_host(leader));
-  c.world().network().block(c.broker_host(leader), app);
   std::vector<Acked> acked;
   for (uint64_t v = 1; v <= 20; ++v) {
     p->producer().send("t", std::nullopt, v, 100, [&acked, &c, v](const client::DeliveryReport& r) {
@@ -336,6 +346,35 @@ TEST(ProducerRetry, WithoutIdempotenceFailedBatchesAreRetriedAsOne) {
     EXPECT_EQ(acked[i].value, i + 1);
     EXPECT_EQ(acked[i].at, acked.front().at);  // one answer
     EXPECT_EQ(acked[i].offset, acked.front().offset + static_cast<int64_t>(i));
+  }
+}
+
+// A retry that merged records sent seconds apart fails only those past
+// message.timeout.ms; the younger ones are tried again (librdkafka times
+// messages out one by one).
+TEST(ProducerRetry, WithoutIdempotenceRecordsTimeOutOneByOne) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
+  SendingProcess* p = cut_off_sender(c, {{"message.timeout.ms", "5000"}});
+  std::map<uint64_t, client::DeliveryReport> reports;
+  const auto send = [&](uint64_t v) {
+    p->producer().send("t", std::nullopt, v, 100, [&reports, v](const client::DeliveryReport& r) { reports[v] = r; });
+  };
+  const Time t0 = c.world().now();
+  send(1);  // tried at t0, again at ~2.1 s
+  c.run_for(Duration::seconds(3));
+  for (uint64_t v = 2; v <= 5; ++v) send(v);  // queued behind it; all fail at ~4.1 s
+  // The retry at ~4.2 s carries 1..5 and fails at ~6.2 s: 1 is then 6.2 s
+  // old, past its 5 s; 2..5 are 3.2 s old and go again once the path heals.
+  c.run_until([&] { return reports.count(1) != 0; }, Duration::seconds(10));
+  ASSERT_EQ(reports.count(1), 1u);
+  EXPECT_GE(c.world().now(), t0 + Duration::seconds(6));
+  EXPECT_NE(reports[1].outcome, client::Outcome::ok);
+  EXPECT_TRUE(reports.size() == 1u) << "2..5 were failed with 1";
+  c.world().network().heal();
+  c.run_for(Duration::seconds(5));
+  for (uint64_t v = 2; v <= 5; ++v) {
+    ASSERT_EQ(reports.count(v), 1u) << v;
+    EXPECT_EQ(reports[v].outcome, client::Outcome::ok) << v << ": " << reports[v].error;
   }
 }
 
