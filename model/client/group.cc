@@ -33,7 +33,7 @@ bool is_coordinator_error(ErrorCode e) {
 constexpr int32_t kJoinTimeoutLapseMs = 5000;
 
 // socket.connection.setup.timeout.ms: librdkafka's default (1.7+; Java's is
-// 10 s growing to 30 s). Not a configuration key of the model yet.
+// 10 s growing to 30 s). Not a consumer key of the model (the producer's).
 constexpr int32_t kConnectionSetupTimeoutMs = 30000;
 
 }  // namespace
@@ -62,9 +62,13 @@ GroupConsumer::GroupConsumer(sim::ProcessContext& ctx, ConsumerConfig config,
       listener_(listener),
       history_(history),
       process_name_(process_name.empty() ? ctx.name() : std::move(process_name)),
+      // A connection that does not come up within
+      // socket.connection.setup.timeout.ms fails what waits on it (a
+      // powered-off host would otherwise hold it for the kernel's SYN
+      // retries, ~2 minutes).
       net_(ctx, kafka::NetworkClient::Options{
                     std::max(config_.request_timeout_ms, config_.max_poll_interval_ms + kJoinTimeoutLapseMs),
-                    5}) {
+                    5, kConnectionSetupTimeoutMs}) {
   if (config_.group_id.empty()) throw std::invalid_argument("GroupConsumer: group.id is empty");
   if (topics_.empty()) throw std::invalid_argument("GroupConsumer: no topic to subscribe to");
   for (const std::string& t : topics_) {
@@ -160,16 +164,6 @@ void GroupConsumer::send_to(int32_t node, const kafka::NodeAddress& address, kaf
     after(timeout_ms, [this, id, node] {
       if (outstanding_.count(id) == 0) return;
       drop_connection(node, id, SendError::request_timed_out, SendError::closed);
-    });
-  }
-  // A connection that does not come up within
-  // socket.connection.setup.timeout.ms fails what waits on it (a powered-off
-  // host would otherwise hold it for the kernel's SYN retries, ~2 minutes).
-  if (!net_.connected(node) && setup_timers_.insert(node).second) {
-    after(kConnectionSetupTimeoutMs, [this, node] {
-      setup_timers_.erase(node);
-      if (net_.connected(node) || net_.pending(node) == 0) return;
-      drop_connection(node, 0, SendError::connect_timed_out, SendError::connect_timed_out);
     });
   }
   net_.send(node, address, std::move(request),

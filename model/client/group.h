@@ -216,7 +216,6 @@ class GroupConsumer final : private ConsumerListener {
   uint64_t next_request_ = 1;
   std::map<uint64_t, int32_t> outstanding_;  // requests not yet answered -> node
   std::map<uint64_t, kafka::SendError> forced_;  // ... failed by us: the error to report
-  std::set<int32_t> setup_timers_;             // nodes with a connection-setup timer running
   std::shared_ptr<int> life_ = std::make_shared<int>(0);
 };
 
