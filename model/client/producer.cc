@@ -389,13 +389,13 @@ bool Producer::leader_ready(BrokerId node) {
     net_.connect(node, address, failed);  // opened by another request: hear of its failure too
     return false;  // on_connected pumps
   }
-  std::optional<int64_t>& last = last_connect_ms_[node];
   const int64_t now = now_ms();
-  if (last && now < *last + config_.reconnect_backoff_ms) {
-    schedule_pump(*last + config_.reconnect_backoff_ms);
+  if (const auto last = last_connect_ms_.find(node);
+      last != last_connect_ms_.end() && now < last->second + config_.reconnect_backoff_ms) {
+    schedule_pump(last->second + config_.reconnect_backoff_ms);
     return false;
   }
-  last = now;
+  last_connect_ms_[node] = now;
   // Given up, if it hangs, after socket.connection.setup.timeout.ms (the
   // NetworkClient's option).
   return net_.connect(node, address, failed);
@@ -532,13 +532,19 @@ void Producer::on_batch_error(const std::shared_ptr<Batch>& batch, const std::st
                               bool retriable, bool may_have_been_written) {
   if (may_have_been_written) batch->sent_once = true;
   const int64_t now = now_ms();
-  if (retriable && batch->attempts <= config_.retries && !config_.enable_idempotence) {
+  // An answer that says it was not appended is a failure; anything that
+  // may have been written (a timeout, a lost connection after sending) is
+  // unknown.
+  const bool unknown = may_have_been_written || (batch->attempts > 1 && batch->sent_once);
+  const Outcome outcome = unknown ? Outcome::info : Outcome::fail;
+  const bool may_retry = retriable && batch->attempts <= config_.retries;
+  if (may_retry && !config_.enable_idempotence) {
     // librdkafka times messages out one by one: those past
     // message.timeout.ms fail, the rest of the batch is retried.
-    fail_timed_out_records(*batch, now, may_have_been_written ? Outcome::info : Outcome::fail, error);
+    fail_timed_out_records(*batch, now, outcome, error);
   }
   const int64_t oldest = batch->records.empty() ? now : batch->records.front().enqueued_ms;
-  if (retriable && batch->attempts <= config_.retries && now - oldest < config_.message_timeout_ms) {
+  if (may_retry && now - oldest < config_.message_timeout_ms) {
     batch->retry_at_ms = now + config_.retry_backoff_ms;
     // librdkafka: an idempotent producer drains the partition before retrying
     // (rd_kafka_idemp_drain_toppar "drain before retrying").
@@ -549,11 +555,7 @@ void Producer::on_batch_error(const std::shared_ptr<Batch>& batch, const std::st
     schedule_pump(batch->retry_at_ms);
     return;
   }
-  // An answer that says it was not appended is a failure; anything that
-  // may have been written (a timeout, a lost connection after sending) is
-  // unknown.
-  const bool unknown = may_have_been_written || (batch->attempts > 1 && batch->sent_once);
-  complete(batch, DeliveryReport{unknown ? Outcome::info : Outcome::fail, batch->tp.partition, -1, error});
+  complete(batch, DeliveryReport{outcome, batch->tp.partition, -1, error});
   // The batch's sequence numbers will never be acknowledged: every later
   // batch of the partition would be out of order. librdkafka bumps the epoch
   // after a permanent error ("message sequence gap") and after messages time

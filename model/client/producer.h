@@ -169,7 +169,7 @@ class Producer {
   int64_t pump_at_ms_ = -1;
   // wait_for_connection: when the last connection attempt to each leader
   // began, or failed (reconnect.backoff.ms runs from then).
-  std::map<kafka::BrokerId, std::optional<int64_t>> last_connect_ms_;
+  std::map<kafka::BrokerId, int64_t> last_connect_ms_;
   // The tick on which a partition waiting for its leader's connection last
   // asked for metadata (librdkafka's 1 s topic scan).
   static constexpr int64_t kLeaderQueryIntervalMs = 1000;

@@ -115,19 +115,53 @@ TEST(ProducerLinger, WithoutLingerEachRecordGoesOutAsItIsSent) {
   }
 }
 
-// A record the producer could not send: when and how it was reported.
+// A producer's configuration from librdkafka property names, and whether it
+// waits for a leader's connection (librdkafka, Java) or sends and fails
+// (aiokafka, the lab producer).
+client::ProducerConfig producer_config(const std::map<std::string, std::string>& properties,
+                                       bool wait_for_connection) {
+  model::Properties props;
+  for (const auto& [key, value] : properties) props.values[key] = value;
+  client::ProducerConfig config = client::parse_producer_config(props);
+  config.wait_for_connection = wait_for_connection;
+  return config;
+}
+
+// Drops every packet between the producer's host and `leader`'s, both ways.
+void cut_off(Cluster& c, BrokerId leader) {
+  const sim::HostId app = c.world().host_of(*c.world().find_process("producer"));
+  c.world().network().block(app, c.broker_host(leader));
+  c.world().network().block(c.broker_host(leader), app);
+}
+
+// A record the producer could not send: when it was sent, when and how it
+// was reported.
 struct Expiry {
+  Time sent;
   bool reported = false;
   Time at;
   client::DeliveryReport report;
 };
 
-void expect_timed_out_at(const Expiry& e, Time sent, int64_t timeout_ms) {
+// Sends one record (value 1) now and runs `d`.
+Expiry send_one(Cluster& c, SendingProcess* p, Duration d) {
+  Expiry e;
+  e.sent = c.world().now();
+  p->producer().send("t", std::nullopt, 1, 100, [&e, &c](const client::DeliveryReport& r) {
+    e.reported = true;
+    e.at = c.world().now();
+    e.report = r;
+  });
+  c.run_for(d);
+  return e;
+}
+
+void expect_timed_out_at(const Expiry& e, int64_t timeout_ms) {
   ASSERT_TRUE(e.reported) << "no delivery report";
   EXPECT_EQ(e.report.error, "MSG_TIMED_OUT");
   // At the millisecond it timed out (the producer's clock is in whole ms).
-  EXPECT_GE(e.at, sent + Duration::millis(timeout_ms - 1));
-  EXPECT_LE(e.at, sent + Duration::millis(timeout_ms));
+  EXPECT_GE(e.at, e.sent + Duration::millis(timeout_ms - 1));
+  EXPECT_LE(e.at, e.sent + Duration::millis(timeout_ms));
 }
 
 // No broker ever answers: the topic's partitions are never known, and the
@@ -138,13 +172,8 @@ TEST(ProducerExpiry, ARecordForATopicNeverKnownTimesOut) {
   for (BrokerId b = 1; b <= 3; ++b) c.power_off_broker(b);
   SendingProcess* p = start_sending_process(
       c, {{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092"}, {"message.timeout.ms", "5000"}});
-  const Time sent = c.world().now();
-  Expiry e;
-  p->producer().send("t", std::nullopt, 1, 100, [&](const client::DeliveryReport& r) {
-    e = {true, c.world().now(), r};
-  });
-  c.run_for(Duration::seconds(20));
-  expect_timed_out_at(e, sent, 5000);
+  const Expiry e = send_one(c, p, Duration::seconds(20));
+  expect_timed_out_at(e, 5000);
   EXPECT_EQ(e.report.outcome, client::Outcome::fail);  // never sent: not written
   EXPECT_EQ(p->producer().outstanding(), 0u);
 }
@@ -158,20 +187,13 @@ TEST(ProducerExpiry, ARecordForATopicNeverKnownTimesOut) {
 TEST(ProducerExpiry, ABatchWaitingForALeaderNoOneNamesTimesOut) {
   Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
   start_one_partition_cluster(c);
-  model::Properties props;
-  props.values = {{"bootstrap.servers", "10.0.1.1:9092"}, {"acks", "1"}, {"message.timeout.ms", "5000"}};
-  client::ProducerConfig config = client::parse_producer_config(props);
-  config.wait_for_connection = false;
-  SendingProcess* p = start_sending_process(c, config);
+  SendingProcess* p = start_sending_process(
+      c, producer_config({{"bootstrap.servers", "10.0.1.1:9092"}, {"acks", "1"}, {"message.timeout.ms", "5000"}},
+                         /*wait_for_connection=*/false));
   warm_up(c, p);
   for (BrokerId b = 1; b <= 3; ++b) c.kill_broker(b);  // the hosts answer: refused
-  const Time sent = c.world().now();
-  Expiry e;
-  p->producer().send("t", std::nullopt, 1, 100, [&](const client::DeliveryReport& r) {
-    e = {true, c.world().now(), r};
-  });
-  c.run_for(Duration::seconds(20));
-  expect_timed_out_at(e, sent, 5000);
+  const Expiry e = send_one(c, p, Duration::seconds(20));
+  expect_timed_out_at(e, 5000);
   EXPECT_EQ(p->producer().outstanding(), 0u);
 }
 
@@ -193,11 +215,9 @@ RefusedLeaderRun refused_leader(bool wait_for_connection) {
   start_one_partition_cluster(c);
   RefusedLeaderRun run;
   run.leader = c.state({"t", 0})->leader;
-  model::Properties props;
-  props.values = {{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092,10.0.1.3:9092"}, {"acks", "1"}};
-  client::ProducerConfig config = client::parse_producer_config(props);
-  config.wait_for_connection = wait_for_connection;
-  SendingProcess* p = start_sending_process(c, config);
+  SendingProcess* p = start_sending_process(
+      c, producer_config({{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092,10.0.1.3:9092"}, {"acks", "1"}},
+                         wait_for_connection));
   warm_up(c, p);
   c.world().trace().add_observer([&run](const sim::TraceRecord& r) {
     if (r.process == "producer" && r.kind == "produce_retry") ++run.produce_retries;
@@ -269,23 +289,16 @@ TEST(ProducerConnection, AnUnansweredConnectIsGivenUpAfterTheSetupTimeout) {
                                                 {"message.timeout.ms", "20000"}});
   warm_up(c, p);
   const auto timed_out_at = client_errors(c, "connect_timed_out");
-  const sim::HostId app = c.world().host_of(*c.world().find_process("producer"));
-  c.world().network().block(app, c.broker_host(leader));
-  c.world().network().block(c.broker_host(leader), app);
-  const Time sent = c.world().now();
-  Expiry e;
-  p->producer().send("t", std::nullopt, 1, 100, [&](const client::DeliveryReport& r) {
-    e = {true, c.world().now(), r};
-  });
-  c.run_for(Duration::seconds(30));
+  cut_off(c, leader);
+  const Expiry e = send_one(c, p, Duration::seconds(30));
   const std::vector<Time>& timed_out = *timed_out_at;
-  expect_timed_out_at(e, sent, 20000);
+  expect_timed_out_at(e, 20000);
   EXPECT_EQ(e.report.outcome, client::Outcome::info);  // its first try may have been written
   // The first attempt starts once the request in flight has timed out
   // (5 s); then one every 2 s + 100 ms until the record expires at 20 s.
   ASSERT_GE(timed_out.size(), 5u);
   EXPECT_LE(timed_out.size(), 8u);
-  EXPECT_GE(timed_out.front(), sent + Duration::millis(7000));
+  EXPECT_GE(timed_out.front(), e.sent + Duration::millis(7000));
   for (size_t i = 1; i < timed_out.size(); ++i) {
     EXPECT_GE(timed_out[i] - timed_out[i - 1], Duration::millis(2100)) << i;
   }
@@ -298,19 +311,14 @@ TEST(ProducerConnection, AnUnansweredConnectIsGivenUpAfterTheSetupTimeout) {
 SendingProcess* cut_off_sender(Cluster& c, const std::map<std::string, std::string>& properties) {
   start_one_partition_cluster(c);
   const BrokerId leader = c.state({"t", 0})->leader;
-  model::Properties props;
-  props.values = {{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092,10.0.1.3:9092"},
-                  {"acks", "1"},
-                  {"linger.ms", "0"},
-                  {"request.timeout.ms", "2000"}};
-  for (const auto& [key, value] : properties) props.values[key] = value;
-  client::ProducerConfig config = client::parse_producer_config(props);
-  config.wait_for_connection = false;
-  SendingProcess* p = start_sending_process(c, config);
+  std::map<std::string, std::string> all = {{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092,10.0.1.3:9092"},
+                                            {"acks", "1"},
+                                            {"linger.ms", "0"},
+                                            {"request.timeout.ms", "2000"}};
+  for (const auto& [key, value] : properties) all[key] = value;
+  SendingProcess* p = start_sending_process(c, producer_config(all, /*wait_for_connection=*/false));
   warm_up(c, p);
-  const sim::HostId app = c.world().host_of(*c.world().find_process("producer"));
-  c.world().network().block(app, c.broker_host(leader));
-  c.world().network().block(c.broker_host(leader), app);
+  cut_off(c, leader);
   return p;
 }
 
