@@ -156,6 +156,13 @@ int32_t get_int32(const Properties& props, const std::string& key, int64_t defau
   return static_cast<int32_t>(props.get_int(key, default_value, min, max, unit));
 }
 
+// socket.connection.setup.timeout.ms, a producer's and a consumer's: at least
+// 1 s, as librdkafka allows.
+int32_t get_connection_setup_timeout(const Properties& props, int32_t default_value) {
+  return get_int32(props, "socket.connection.setup.timeout.ms", default_value, 1000, kMaxInt32,
+                   "milliseconds");
+}
+
 // --- aliases ----------------------------------------------------------------------
 
 struct Alias {
@@ -443,6 +450,7 @@ const std::vector<std::string>& consumer_keys_with_effect() {
       "partition.assignment.strategy",
       "metadata.max.age.ms",
       "reconnect.backoff.ms",
+      "socket.connection.setup.timeout.ms",
       "client.id",
   };
   return keys;
@@ -704,9 +712,7 @@ ProducerConfig parse_producer_config(const Properties& props, ProducerConfig def
       props.get_int("metadata.max.age.ms", c.metadata_max_age_ms, 1, 86400000, "milliseconds");
   c.reconnect_backoff_ms = get_int32(props, "reconnect.backoff.ms", c.reconnect_backoff_ms, 0,
                                      3600000, "milliseconds");
-  c.connection_setup_timeout_ms =
-      get_int32(props, "socket.connection.setup.timeout.ms", c.connection_setup_timeout_ms, 1000,
-                kMaxInt32, "milliseconds");
+  c.connection_setup_timeout_ms = get_connection_setup_timeout(props, c.connection_setup_timeout_ms);
 
   if (c.enable_idempotence) {
     if (!props.has(acks_key)) {
@@ -804,6 +810,7 @@ ConsumerConfig parse_consumer_config(const Properties& props, ConsumerConfig def
       props.get_int("metadata.max.age.ms", c.metadata_max_age_ms, 1, 86400000, "milliseconds");
   c.reconnect_backoff_ms = get_int32(props, "reconnect.backoff.ms", c.reconnect_backoff_ms, 0,
                                      3600000, "milliseconds");
+  c.connection_setup_timeout_ms = get_connection_setup_timeout(props, c.connection_setup_timeout_ms);
 
   // Cross-checks: the error names the key given (the first one given, when
   // both are).

@@ -90,6 +90,12 @@ struct ConsumerConfig {
   std::string partition_assignment_strategy = "range";  // range | roundrobin
   int64_t metadata_max_age_ms = 900000;
   int32_t reconnect_backoff_ms = 100;
+  int32_t connection_setup_timeout_ms = 30000;  // socket.connection.setup.timeout.ms (0: none)
+  // As ProducerConfig::wait_for_connection, for fetches and ListOffsets.
+  // true (librdkafka, the Java client): they wait, unsent, while the
+  // consumer connects to the leader. false (aiokafka, the lab consumer): the
+  // request goes on a connection being opened and fails with it.
+  bool wait_for_connection = true;
   std::string client_id = "rdkafka";
 };
 

@@ -15,12 +15,14 @@ Consumer::Consumer(sim::ProcessContext& ctx, ConsumerConfig config, ConsumerList
     : ctx_(ctx),
       config_(std::move(config)),
       listener_(listener),
-      net_(ctx, kafka::NetworkClient::Options{config_.request_timeout_ms, 1}),
+      net_(ctx, kafka::NetworkClient::Options{config_.request_timeout_ms, 1,
+                                              config_.connection_setup_timeout_ms}),
       metadata_(ctx, net_,
                 Metadata::Options{config_.bootstrap, config_.retry_backoff_ms,
                                   config_.reconnect_backoff_ms, config_.metadata_max_age_ms},
                 [this](const std::string& e, int32_t node) { event(e, node); },
-                [this] { on_metadata(); }) {}
+                [this] { on_metadata(); }),
+      waits_(net_, config_.reconnect_backoff_ms) {}
 
 void Consumer::event(const std::string& name, int32_t node) {
   ctx_.trace("client_error", {{"error", name}, {"node", node}});
@@ -77,8 +79,32 @@ void Consumer::request_failed(BrokerId leader, kafka::SendError e) {
   backoff(leader);
 }
 
+void Consumer::schedule_pump(int64_t at_ms) { pump_wakeup_.at(ctx_, at_ms, [this] { pump(); }); }
+
+bool Consumer::leader_ready(BrokerId leader) {
+  const auto address = metadata_.address(leader);
+  if (!address) return false;  // not in the metadata (yet): it is asked for
+  int64_t retry_at_ms = -1;
+  const bool ready = waits_.ready(
+      leader, *address, now_ms(),
+      [this, leader](kafka::SendError e, bool reported) { on_connect_error(leader, e, reported); },
+      &retry_at_ms);
+  if (retry_at_ms >= 0) schedule_pump(retry_at_ms);
+  return ready;
+}
+
+void Consumer::on_connect_error(BrokerId node, kafka::SendError e, bool reported) {
+  // As the producer's (Producer::on_connect_error): no metadata request
+  // here; the partitions waiting for this leader ask once a second.
+  if (!reported) event(kafka::to_string(e), node);
+  waits_.failed(node, now_ms());  // the backoff runs from the failure
+  metadata_.note_failure(node);
+  pump();  // sets the next attempt, reconnect.backoff.ms from now
+}
+
 void Consumer::pump() {
-  metadata_.maybe_refresh(ctx_.now().us() / 1000);
+  const int64_t now = now_ms();
+  metadata_.maybe_refresh(now);
   std::map<BrokerId, std::vector<TopicPartition>> need_position;
   // Leaders to fetch from, ascending and once each (a std::set would make a
   // node on every pump).
@@ -99,11 +125,26 @@ void Consumer::pump() {
   std::sort(leaders.begin(), leaders.end());
   leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
   if (missing) metadata_.refresh();
+  // With wait_for_connection, a request waits, unsent, until its leader is
+  // connected (connection_wait.h).
+  bool leader_down = false;
+  const auto ready = [&](BrokerId leader) {
+    if (!config_.wait_for_connection || leader_ready(leader)) return true;
+    leader_down = true;
+    return false;
+  };
   for (auto& [leader, tps] : need_position) {
-    if (resetting_.count(leader) == 0 && backing_off_.count(leader) == 0) reset_offsets(leader, tps);
+    if (resetting_.count(leader) == 0 && backing_off_.count(leader) == 0 && ready(leader)) {
+      reset_offsets(leader, tps);
+    }
   }
   for (BrokerId leader : leaders) {
-    if (fetching_.count(leader) == 0 && backing_off_.count(leader) == 0) fetch_from(leader);
+    if (fetching_.count(leader) == 0 && backing_off_.count(leader) == 0 && ready(leader)) fetch_from(leader);
+  }
+  if (leader_down) {
+    int64_t next_ms = 0;
+    if (waits_.query_due(now, &next_ms)) metadata_.refresh();
+    schedule_pump(next_ms);
   }
 }
 

@@ -6,7 +6,10 @@
 // its leader for one (ListOffsets) following auto.offset.reset;
 // OFFSET_OUT_OF_RANGE resets it the same way (or is reported, with `none`).
 // A leader that moved (NOT_LEADER_FOR_PARTITION, a disconnect, a timeout)
-// sends the consumer back to the metadata.
+// sends the consumer back to the metadata. A fetch for a leader it has no
+// connection to waits, unsent, while it connects (librdkafka, Java:
+// connection_wait.h), or, with wait_for_connection false (aiokafka, the lab
+// consumer), goes out on the connection being opened and fails with it.
 //
 // Partitions are assigned by hand (`assign`) or all partitions of a topic
 // (`assign_topic`); consumer groups build on this.
@@ -20,7 +23,9 @@
 #include <vector>
 
 #include "model/client/config.h"
+#include "model/client/connection_wait.h"
 #include "model/client/metadata.h"
+#include "model/client/wakeup.h"
 #include "model/client/producer.h"
 
 namespace client {
@@ -58,7 +63,11 @@ class Consumer {
   // to find its coordinator at and for the partition counts it assigns).
   Metadata& metadata() { return metadata_; }
 
-  bool on_connected(sim::SocketId s) { return net_.on_connected(s); }
+  bool on_connected(sim::SocketId s) {
+    if (!net_.on_connected(s)) return false;
+    if (config_.wait_for_connection) pump();  // a leader's fetch may have waited for it
+    return true;
+  }
   bool on_connect_failed(sim::SocketId s, sim::ConnectError e) { return net_.on_connect_failed(s, e); }
   bool on_message(sim::SocketId s, sim::Payload& p) { return net_.on_message(s, p); }
   bool on_closed(sim::SocketId s, sim::CloseReason r) { return net_.on_closed(s, r); }
@@ -70,6 +79,13 @@ class Consumer {
   void reset_offsets(kafka::BrokerId leader, std::vector<kafka::TopicPartition> tps);
   void backoff(kafka::BrokerId leader);
   void request_failed(kafka::BrokerId leader, kafka::SendError e);
+  // wait_for_connection: whether `leader` is connected; if not, connects as
+  // ConnectionWait says and sets a pump for when to try again.
+  bool leader_ready(kafka::BrokerId leader);
+  void on_connect_error(kafka::BrokerId node, kafka::SendError e, bool reported);
+  // A pump at `at_ms` (virtual ms), unless one is due no later.
+  void schedule_pump(int64_t at_ms);
+  int64_t now_ms() const { return ctx_.now().us() / 1000; }
   void event(const std::string& name, int32_t node);
 
   sim::ProcessContext& ctx_;
@@ -83,6 +99,10 @@ class Consumer {
   std::set<kafka::BrokerId> fetching_;     // a fetch in flight to this leader
   std::set<kafka::BrokerId> resetting_;    // a ListOffsets in flight to this leader
   std::set<kafka::BrokerId> backing_off_;
+  // wait_for_connection: the reconnect backoff and the metadata queries
+  // while a fetch waits for its leader's connection.
+  ConnectionWait waits_;
+  Wakeup pump_wakeup_;  // schedule_pump's
 };
 
 }  // namespace client

@@ -32,10 +32,6 @@ bool is_coordinator_error(ErrorCode e) {
 // JOIN_GROUP_TIMEOUT_LAPSE), librdkafka max.poll.interval.ms + 3 s.
 constexpr int32_t kJoinTimeoutLapseMs = 5000;
 
-// socket.connection.setup.timeout.ms: librdkafka's default (1.7+; Java's is
-// 10 s growing to 30 s). Not a consumer key of the model (the producer's).
-constexpr int32_t kConnectionSetupTimeoutMs = 30000;
-
 }  // namespace
 
 const char* to_string(GroupConsumer::State s) {
@@ -63,12 +59,13 @@ GroupConsumer::GroupConsumer(sim::ProcessContext& ctx, ConsumerConfig config,
       history_(history),
       process_name_(process_name.empty() ? ctx.name() : std::move(process_name)),
       // A connection that does not come up within
-      // socket.connection.setup.timeout.ms fails what waits on it (a
+      // socket.connection.setup.timeout.ms (librdkafka's default 30 s; Java's
+      // 10 s growing to 30 s) fails what waits on it (a
       // powered-off host would otherwise hold it for the kernel's SYN
       // retries, ~2 minutes).
       net_(ctx, kafka::NetworkClient::Options{
                     std::max(config_.request_timeout_ms, config_.max_poll_interval_ms + kJoinTimeoutLapseMs),
-                    5, kConnectionSetupTimeoutMs}) {
+                    5, config_.connection_setup_timeout_ms}) {
   if (config_.group_id.empty()) throw std::invalid_argument("GroupConsumer: group.id is empty");
   if (topics_.empty()) throw std::invalid_argument("GroupConsumer: no topic to subscribe to");
   for (const std::string& t : topics_) {

@@ -30,6 +30,11 @@ ConsumerConfig lab_consumer_defaults() {
   c.auto_offset_reset = ConsumerConfig::Reset::latest;
   c.enable_auto_commit = false;   // no group
   c.client_id = "aiokafka";
+  // aiokafka's fetcher sends to a node it is still connecting to and the
+  // request fails with the connection. The model gives it no connection
+  // setup timeout: a request's own timeout bounds the wait.
+  c.wait_for_connection = false;
+  c.connection_setup_timeout_ms = 0;
   return c;
 }
 

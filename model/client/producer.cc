@@ -104,7 +104,8 @@ Producer::Producer(sim::ProcessContext& ctx, ProducerConfig config, ClientListen
                 Metadata::Options{config_.bootstrap, config_.retry_backoff_ms,
                                   config_.reconnect_backoff_ms, config_.metadata_max_age_ms},
                 [this](const std::string& e, int32_t node) { event(e, node); },
-                [this] { on_metadata(); }) {}
+                [this] { on_metadata(); }),
+      waits_(net_, config_.reconnect_backoff_ms) {}
 
 std::string Producer::send_error_name(kafka::SendError e) { return kafka::to_string(e); }
 
@@ -205,17 +206,7 @@ void Producer::enqueue(const TopicPartition& tp, Pending record) {
 
 // --- the sender ----------------------------------------------------------------------
 
-void Producer::schedule_pump(int64_t at_ms) {
-  at_ms = std::max(at_ms, now_ms());
-  if (pump_at_ms_ >= 0 && pump_at_ms_ <= at_ms && ctx_.now().us() / 1000 <= pump_at_ms_) return;
-  ctx_.cancel(pump_timer_);
-  pump_at_ms_ = at_ms;
-  const sim::Time when = std::max(ctx_.now(), sim::Time::zero() + sim::Duration::millis(at_ms));
-  pump_timer_ = ctx_.at(when, [this] {
-    pump_at_ms_ = -1;
-    pump();
-  });
-}
+void Producer::schedule_pump(int64_t at_ms) { pump_wakeup_.at(ctx_, at_ms, [this] { pump(); }); }
 
 void Producer::pump() {
   expire_batches();
@@ -333,18 +324,11 @@ void Producer::send_ready() {
   }
   if (need_metadata) metadata_.refresh();
   if (leader_down) {
-    // librdkafka's rd_kafka_topic_scan_all, on a 1 s tick: a partition whose
-    // leader's broker is not up has its topic's metadata queried again
-    // (rd_kafka_toppar_needs_query: "broker is down"), so a new leader is
-    // learnt within a second of its election. The model's ticks are the
-    // whole seconds of virtual time; a connection that comes up between two
-    // asks nothing.
-    const int64_t tick = (now + kLeaderQueryIntervalMs - 1) / kLeaderQueryIntervalMs * kLeaderQueryIntervalMs;
-    if (tick == now && last_leader_query_ms_ != now) {
-      last_leader_query_ms_ = now;
-      metadata_.refresh();
-    }
-    schedule_pump(tick == now ? now + kLeaderQueryIntervalMs : tick);
+    // A new leader is learnt within a second of its election
+    // (ConnectionWait::query_due, librdkafka's topic scan).
+    int64_t next_ms = 0;
+    if (waits_.query_due(now, &next_ms)) metadata_.refresh();
+    schedule_pump(next_ms);
   }
 }
 
@@ -373,39 +357,22 @@ void Producer::absorb_ready_batches(std::deque<std::shared_ptr<Batch>>& queue, s
 }
 
 bool Producer::leader_ready(BrokerId node) {
-  // The Java Sender drains only nodes for which NetworkClient.ready() holds
-  // and starts connecting to the others (initiateConnect), no sooner than
-  // reconnect.backoff.ms after the last attempt (ClusterConnectionStates);
+  // The Java Sender drains only nodes for which NetworkClient.ready() holds;
   // librdkafka serves a partition's queue only from a broker thread in state
-  // UP and reconnects after reconnect.backoff.ms. Either way a batch for a
-  // leader that cannot be reached waits without an attempt counted, until
-  // it is reached, the metadata names another leader, or
-  // message.timeout.ms. (Both clients grow the backoff exponentially up to
-  // reconnect.backoff.max.ms; the model keeps it fixed, docs/fidelity.md.)
-  if (net_.connected(node)) return true;
-  const kafka::NodeAddress address = *metadata_.address(node);
-  const auto failed = [this, node](kafka::SendError e, bool reported) { on_connect_error(node, e, reported); };
-  if (net_.connecting(node)) {
-    net_.connect(node, address, failed);  // opened by another request: hear of its failure too
-    return false;  // on_connected pumps
-  }
-  const int64_t now = now_ms();
-  if (const auto last = last_connect_ms_.find(node);
-      last != last_connect_ms_.end() && now < last->second + config_.reconnect_backoff_ms) {
-    schedule_pump(last->second + config_.reconnect_backoff_ms);
-    return false;
-  }
-  last_connect_ms_[node] = now;
-  // Given up, if it hangs, after socket.connection.setup.timeout.ms (the
-  // NetworkClient's option).
-  return net_.connect(node, address, failed);
+  // UP (connection_wait.h).
+  int64_t retry_at_ms = -1;
+  const bool ready = waits_.ready(
+      node, *metadata_.address(node), now_ms(),
+      [this, node](kafka::SendError e, bool reported) { on_connect_error(node, e, reported); }, &retry_at_ms);
+  if (retry_at_ms >= 0) schedule_pump(retry_at_ms);
+  return ready;
 }
 
 void Producer::on_connect_error(BrokerId node, kafka::SendError e, bool reported) {
   // A request that was queued on the connection (a metadata request) has
   // logged the error already.
   if (!reported) event(send_error_name(e), node);
-  last_connect_ms_[node] = now_ms();  // the backoff runs from the failure
+  waits_.failed(node, now_ms());  // the backoff runs from the failure
   metadata_.note_failure(node);
   // No metadata request here: the partitions waiting for this leader ask
   // once a second (send_ready), as librdkafka's topic scan does. (The Java

@@ -37,7 +37,9 @@
 #include <vector>
 
 #include "model/client/config.h"
+#include "model/client/connection_wait.h"
 #include "model/client/metadata.h"
+#include "model/client/wakeup.h"
 #include "model/kafka/network_client.h"
 
 namespace client {
@@ -165,15 +167,10 @@ class Producer {
   std::map<std::string, int32_t> sticky_;        // topic -> partition (sticky partitioner)
   std::map<std::string, uint32_t> round_robin_;  // topic -> counter
   size_t outstanding_ = 0;
-  sim::TimerId pump_timer_;
-  int64_t pump_at_ms_ = -1;
-  // wait_for_connection: when the last connection attempt to each leader
-  // began, or failed (reconnect.backoff.ms runs from then).
-  std::map<kafka::BrokerId, int64_t> last_connect_ms_;
-  // The tick on which a partition waiting for its leader's connection last
-  // asked for metadata (librdkafka's 1 s topic scan).
-  static constexpr int64_t kLeaderQueryIntervalMs = 1000;
-  int64_t last_leader_query_ms_ = -1;
+  Wakeup pump_wakeup_;  // schedule_pump's
+  // wait_for_connection: the reconnect backoff and the metadata queries
+  // while a batch waits for its leader's connection.
+  ConnectionWait waits_;
 
   // Idempotence.
   kafka::ProducerId producer_id_ = kafka::kNoProducerId;

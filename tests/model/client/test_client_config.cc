@@ -197,6 +197,8 @@ TEST(ClientConfigConsumer, DefaultsAreLibrdkafkas) {
   EXPECT_EQ(c.partition_assignment_strategy, "range");
   EXPECT_EQ(c.metadata_max_age_ms, 900000);
   EXPECT_EQ(c.reconnect_backoff_ms, 100);
+  EXPECT_EQ(c.connection_setup_timeout_ms, 30000);
+  EXPECT_TRUE(c.wait_for_connection);  // librdkafka's fetcher waits for the connection
   EXPECT_EQ(c.client_id, "rdkafka");
 }
 
@@ -255,6 +257,7 @@ TEST(ClientConfigProducer, EveryKeyWithEffect) {
       {"partitioner", "sticky"},
       {"metadata.max.age.ms", "60000"},
       {"reconnect.backoff.ms", "0"},
+      {"socket.connection.setup.timeout.ms", "5000"},
   });
   EXPECT_EQ(c.bootstrap, (std::vector<BootstrapServer>{{"a", 1}, {"b", 2}}));
   EXPECT_EQ(c.client_id, "p1");
@@ -270,6 +273,7 @@ TEST(ClientConfigProducer, EveryKeyWithEffect) {
   EXPECT_EQ(c.null_key, NullKeyPartitioning::sticky);
   EXPECT_EQ(c.metadata_max_age_ms, 60000);
   EXPECT_EQ(c.reconnect_backoff_ms, 0);
+  EXPECT_EQ(c.connection_setup_timeout_ms, 5000);
 }
 
 TEST(ClientConfigConsumer, EveryKeyWithEffect) {
@@ -291,6 +295,7 @@ TEST(ClientConfigConsumer, EveryKeyWithEffect) {
       {"partition.assignment.strategy", "roundrobin,range"},
       {"metadata.max.age.ms", "30000"},
       {"reconnect.backoff.ms", "10"},
+      {"socket.connection.setup.timeout.ms", "7000"},
   });
   EXPECT_EQ(c.bootstrap, (std::vector<BootstrapServer>{{"a", 1}}));
   EXPECT_EQ(c.client_id, "c1");
@@ -309,6 +314,7 @@ TEST(ClientConfigConsumer, EveryKeyWithEffect) {
   EXPECT_EQ(c.partition_assignment_strategy, "roundrobin");
   EXPECT_EQ(c.metadata_max_age_ms, 30000);
   EXPECT_EQ(c.reconnect_backoff_ms, 10);
+  EXPECT_EQ(c.connection_setup_timeout_ms, 7000);
 }
 
 // --- aliases -------------------------------------------------------------------------
@@ -567,6 +573,7 @@ TEST(ClientConfigProducer, RangeErrorsNameTheKey) {
       {"metadata.max.age.ms", "86400001", "at most 86400000"},
       {"reconnect.backoff.ms", "-1", "non-negative"},
       {"reconnect.backoff.ms", "3600001", "at most 3600000"},
+      {"socket.connection.setup.timeout.ms", "999", "expected an integer (milliseconds, from 1000 to 2147483647), got '999'"},
   };
   for (const auto& c : cases) {
     expect_error(producer_error({{c.key, c.value}}), c.key, {c.message});
@@ -597,6 +604,7 @@ TEST(ClientConfigConsumer, RangeErrorsNameTheKey) {
       {"max.poll.interval.ms", "86400001", "at most 86400000"},
       {"metadata.max.age.ms", "0", "positive"},
       {"reconnect.backoff.ms", "-1", "non-negative"},
+      {"socket.connection.setup.timeout.ms", "999", "expected an integer (milliseconds, from 1000 to 2147483647), got '999'"},
   };
   for (const auto& c : cases) {
     ConfigError e = consumer_error({{"group.id", "g"}, {c.key, c.value}});

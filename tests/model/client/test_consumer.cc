@@ -1,0 +1,185 @@
+// The consumer and a leader it cannot reach. librdkafka and the Java client
+// hold a fetch for a leader they have no connection to, unsent, while they
+// connect (one attempt per reconnect.backoff.ms, each given up after
+// socket.connection.setup.timeout.ms), and ask for metadata once a second
+// meanwhile (client/connection_wait.h). The lab's aiokafka consumer sends
+// the fetch on the connection being opened, fails with it, and asks for
+// metadata after each failure.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "client/harness.h"
+#include "kafka/cluster.h"
+#include "model/check/history.h"
+#include "model/client/config.h"
+#include "model/client/consumer.h"
+
+namespace kafka::testing {
+namespace {
+
+using sim::Duration;
+using sim::Time;
+
+constexpr const char* kBootstrap = "10.0.1.1:9092,10.0.1.2:9092,10.0.1.3:9092";
+
+// Three brokers, one ZooKeeper, topic "t" with one partition, RF 3; a
+// producer (on host "app") and a consumer of the topic (on host "reader",
+// 10.0.9.8, configured by `properties`, librdkafka's names), which has had
+// 2 s to find its position: the end of the partition (latest).
+class Readers {
+ public:
+  Readers(const std::map<std::string, std::string>& properties, bool wait_for_connection)
+      : c({.zookeepers = 1, .brokers = 3, .seed = 11}) {
+    c.start();
+    EXPECT_TRUE(c.await_ready());
+    EXPECT_EQ(c.create_topic("t", 1, 3), ErrorCode::none);
+    leader = c.state({"t", 0})->leader;
+    producer = start_sending_process(c, {{"bootstrap.servers", kBootstrap}, {"acks", "1"}});
+    model::Properties props;
+    for (const auto& [key, value] : properties) props.values[key] = value;
+    props.values["bootstrap.servers"] = kBootstrap;
+    client::ConsumerConfig config = client::parse_consumer_config(props);
+    config.wait_for_connection = wait_for_connection;
+    const sim::ProcessId pid = c.world().add_process(
+        c.world().add_host("reader", "10.0.9.8"), "consumer",
+        [config, this] { return std::make_unique<RecordingConsumer>(config, "t", &history); });
+    c.world().start(pid);
+    reader = c.world().process_as<RecordingConsumer>(pid);
+    reader_host = c.world().host_of(pid);
+    c.run_for(Duration::seconds(2));
+  }
+
+  // Sends ten records, 100 ms apart, waits 2 s, and returns how many of
+  // them the consumer read.
+  uint64_t read_of_ten() {
+    const uint64_t before = reader->received();
+    for (uint64_t v = 0; v < 10; ++v) {
+      producer->producer().send("t", std::nullopt, v, 100, [](const client::DeliveryReport&) {});
+      c.run_for(Duration::millis(100));
+    }
+    c.run_for(Duration::seconds(2));
+    return reader->received() - before;
+  }
+
+  Cluster c;
+  check::History history;
+  BrokerId leader = kNoBroker;
+  SendingProcess* producer = nullptr;
+  RecordingConsumer* reader = nullptr;
+  sim::HostId reader_host;
+};
+
+// When the consumer put each trace record of `kind` on record (with error
+// `error`, if given), from now on.
+std::shared_ptr<std::vector<Time>> consumer_records(Cluster& c, std::string kind, std::string error = "") {
+  auto times = std::make_shared<std::vector<Time>>();
+  c.world().trace().add_observer([times, kind, error](const sim::TraceRecord& r) {
+    if (r.process != "consumer" || r.kind != kind) return;
+    if (!error.empty()) {
+      const auto* e = r.field("error");
+      if (e == nullptr || std::get<std::string_view>(*e) != error) return;
+    }
+    times->push_back(r.time);
+  });
+  return times;
+}
+
+int64_t count_between(const std::vector<Time>& times, Time from, Time to) {
+  int64_t n = 0;
+  for (Time t : times) n += t >= from && t < to ? 1 : 0;
+  return n;
+}
+
+// Readers with the consumer library's defaults: ten records are read; the
+// leader's broker is killed on a host that stays up (connections are
+// refused), the controller moves leadership once its ZooKeeper session
+// expires, and ten more records are sent.
+struct RefusedLeaderRun {
+  Time killed;
+  Time moved;
+  int64_t metadata_requests = 0;  // the consumer's, while the leader was down
+  int64_t refused = 0;            // its refused connections, meanwhile
+  uint64_t read_before = 0;       // records read before the kill
+  uint64_t read_after = 0;        // and after the move
+};
+
+RefusedLeaderRun refused_leader(bool wait_for_connection) {
+  Readers r({}, wait_for_connection);
+  RefusedLeaderRun run;
+  run.read_before = r.read_of_ten();
+  const auto metadata = consumer_records(r.c, "metadata_request");
+  const auto refused = consumer_records(r.c, "client_error", "connection_refused");
+  r.c.kill_broker(r.leader);
+  run.killed = r.c.world().now();
+  EXPECT_TRUE(r.c.run_until([&] { return r.c.state({"t", 0})->leader != r.leader; }, Duration::seconds(60)));
+  run.moved = r.c.world().now();
+  run.metadata_requests = count_between(*metadata, run.killed, run.moved);
+  run.refused = count_between(*refused, run.killed, run.moved);
+  r.c.run_for(Duration::seconds(2));  // the consumer learns of the new leader
+  run.read_after = r.read_of_ten();
+  return run;
+}
+
+TEST(ConsumerConnection, AFetchForALeaderThatRefusesConnectionsWaitsUnsent) {
+  const RefusedLeaderRun run = refused_leader(/*wait_for_connection=*/true);
+  EXPECT_EQ(run.read_before, 10u);
+  EXPECT_EQ(run.read_after, 10u);
+  const int64_t down_ms = (run.moved - run.killed).us() / 1000;
+  ASSERT_GT(down_ms, 5000);  // the session timeout
+  // One connection attempt per reconnect.backoff.ms (100 ms) ...
+  EXPECT_GE(run.refused, down_ms / 100 / 2) << down_ms << " ms down";
+  EXPECT_LE(run.refused, down_ms / 100 + 5) << down_ms << " ms down";
+  // ... and metadata once a second, not after every refused attempt.
+  EXPECT_LE(run.metadata_requests, down_ms / 1000 + 3) << down_ms << " ms down";
+}
+
+TEST(ConsumerConnection, TheLabConsumerFailsEachFetchAndAsksForMetadataEachTime) {
+  // aiokafka sends the fetch on the connection being opened; it fails with
+  // the connection, and the consumer looks the leader up again each time
+  // (every retry.backoff.ms).
+  const RefusedLeaderRun run = refused_leader(/*wait_for_connection=*/false);
+  EXPECT_EQ(run.read_before, 10u);
+  EXPECT_EQ(run.read_after, 10u);
+  const int64_t down_ms = (run.moved - run.killed).us() / 1000;
+  EXPECT_GE(run.refused, down_ms / 100 / 2) << down_ms << " ms down";
+  EXPECT_GE(run.metadata_requests, down_ms / 100 / 2) << down_ms << " ms down";
+}
+
+// The consumer is cut off from the leader (packets dropped both ways: a SYN
+// is never answered); the leader stays. Once the fetch in flight has timed
+// out (request.timeout.ms, 5 s), each connection attempt is given up after
+// socket.connection.setup.timeout.ms (2 s), the next one reconnect.backoff.ms
+// (100 ms) later. Healed, the consumer reads again.
+TEST(ConsumerConnection, AnUnansweredConnectIsGivenUpAfterTheSetupTimeout) {
+  Readers r({{"request.timeout.ms", "5000"}, {"socket.connection.setup.timeout.ms", "2000"}},
+            /*wait_for_connection=*/true);
+  Cluster& c = r.c;
+  const auto timed_out = consumer_records(c, "client_error", "connect_timed_out");
+  c.world().network().block(r.reader_host, c.broker_host(r.leader));
+  c.world().network().block(c.broker_host(r.leader), r.reader_host);
+  const Time cut = c.world().now();
+  c.run_for(Duration::seconds(20));
+  // The fetch in flight times out 4.5 to 5 s after the cut (it went out up
+  // to fetch.wait.max.ms before it), the first attempt 100 ms later
+  // (retry.backoff.ms) is given up 2 s after that; then one every 2.1 s (the
+  // backoff counts from the failure, in whole milliseconds).
+  ASSERT_GE(timed_out->size(), 6u);
+  EXPECT_LE(timed_out->size(), 7u);
+  EXPECT_GE(timed_out->front(), cut + Duration::millis(6500));
+  EXPECT_LE(timed_out->front(), cut + Duration::millis(7200));
+  for (size_t i = 1; i < timed_out->size(); ++i) {
+    EXPECT_GE((*timed_out)[i] - (*timed_out)[i - 1], Duration::millis(2099)) << i;
+    EXPECT_LE((*timed_out)[i] - (*timed_out)[i - 1], Duration::millis(2101)) << i;
+  }
+  c.world().network().heal();
+  c.run_for(Duration::seconds(3));
+  EXPECT_EQ(r.read_of_ten(), 10u);
+}
+
+}  // namespace
+}  // namespace kafka::testing
