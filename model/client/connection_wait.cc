@@ -4,10 +4,9 @@
 
 namespace client {
 
-bool ConnectionWait::ready(kafka::BrokerId node, const kafka::NodeAddress& address, int64_t now_ms,
-                           kafka::NetworkClient::ConnectFailed failed, int64_t* retry_at_ms) {
-  if (net_.connected(node)) return true;
-  if (net_.connecting(node)) {
+bool ConnectionWait::connect(kafka::BrokerId node, const kafka::NodeAddress& address, int64_t now_ms,
+                             kafka::NetworkClient::ConnectFailed failed, int64_t* retry_at_ms) {
+  if (net_.connecting(node, address)) {
     net_.connect(node, address, std::move(failed));  // hear of its failure too
     return false;
   }

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
 
 #include "model/kafka/network_client.h"
 #include "model/kafka/types.h"
@@ -32,14 +33,20 @@ class ConnectionWait {
   ConnectionWait(kafka::NetworkClient& net, int32_t reconnect_backoff_ms)
       : net_(net), reconnect_backoff_ms_(reconnect_backoff_ms) {}
 
-  // Whether `node` is connected. If not: a connection being opened gets
-  // `failed` too (opened by another request, say); otherwise one is opened,
+  // Whether `node` is connected at `address`. If not: a connection to it
+  // being opened gets `failed` too (opened by another request, say);
+  // otherwise one is opened (a connection to an old address is dropped),
   // unless the last attempt was less than reconnect.backoff.ms ago, and then
   // *retry_at_ms is set to when the next may start (it is left alone
   // otherwise: the connection's success or `failed` will tell). `failed` is
   // the NetworkClient's: it runs once if the connection does not come up.
-  bool ready(kafka::BrokerId node, const kafka::NodeAddress& address, int64_t now_ms,
-             kafka::NetworkClient::ConnectFailed failed, int64_t* retry_at_ms);
+  template <typename F>
+  bool ready(kafka::BrokerId node, const kafka::NodeAddress& address, int64_t now_ms, F&& failed,
+             int64_t* retry_at_ms) {
+    if (net_.connected(node, address)) return true;  // as it mostly is: nothing built
+    return connect(node, address, now_ms, kafka::NetworkClient::ConnectFailed(std::forward<F>(failed)),
+                   retry_at_ms);
+  }
   // An attempt to connect to `node` failed at now_ms: the backoff runs from
   // here.
   void failed(kafka::BrokerId node, int64_t now_ms) { last_attempt_ms_[node] = now_ms; }
@@ -50,6 +57,9 @@ class ConnectionWait {
 
  private:
   static constexpr int64_t kLeaderQueryIntervalMs = 1000;
+  // ready() for a node not connected at `address`.
+  bool connect(kafka::BrokerId node, const kafka::NodeAddress& address, int64_t now_ms,
+               kafka::NetworkClient::ConnectFailed failed, int64_t* retry_at_ms);
 
   kafka::NetworkClient& net_;
   int32_t reconnect_backoff_ms_;

@@ -134,7 +134,10 @@ void Consumer::pump() {
     return false;
   };
   for (auto& [leader, tps] : need_position) {
-    if (resetting_.count(leader) == 0 && backing_off_.count(leader) == 0 && ready(leader)) {
+    // With auto.offset.reset none, reset_offsets only reports NO_OFFSET: no
+    // connection is needed for that.
+    const bool no_reset = config_.auto_offset_reset == ConsumerConfig::Reset::none;
+    if (resetting_.count(leader) == 0 && backing_off_.count(leader) == 0 && (no_reset || ready(leader))) {
       reset_offsets(leader, tps);
     }
   }

@@ -25,8 +25,8 @@
 #include "model/client/config.h"
 #include "model/client/connection_wait.h"
 #include "model/client/metadata.h"
-#include "model/client/wakeup.h"
 #include "model/client/producer.h"
+#include "model/client/wakeup.h"
 
 namespace client {
 

@@ -14,6 +14,11 @@ namespace client {
 
 class Wakeup {
  public:
+  Wakeup() = default;
+  // One timer, one owner: a copy would cancel the other's.
+  Wakeup(const Wakeup&) = delete;
+  Wakeup& operator=(const Wakeup&) = delete;
+
   // Runs `fn` at millisecond `at_ms` (now, if that has passed).
   template <typename F>
   void at(sim::ProcessContext& ctx, int64_t at_ms, F fn) {

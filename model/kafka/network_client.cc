@@ -86,6 +86,12 @@ bool NetworkClient::connecting(int32_t node) const {
   return it != connections_.end() && it->second.socket && !it->second.connected;
 }
 
+bool NetworkClient::connecting(int32_t node, const NodeAddress& address) const {
+  auto it = connections_.find(node);
+  return it != connections_.end() && it->second.socket && !it->second.connected &&
+         it->second.address == address;
+}
+
 void NetworkClient::pump(int32_t node) {
   auto it = connections_.find(node);
   if (it == connections_.end()) return;
@@ -211,6 +217,11 @@ void NetworkClient::close_all() {
 bool NetworkClient::connected(int32_t node) const {
   auto it = connections_.find(node);
   return it != connections_.end() && it->second.connected;
+}
+
+bool NetworkClient::connected(int32_t node, const NodeAddress& address) const {
+  auto it = connections_.find(node);
+  return it != connections_.end() && it->second.connected && it->second.address == address;
 }
 
 size_t NetworkClient::pending(int32_t node) const {

@@ -82,13 +82,17 @@ class NetworkClient {
   // librdkafka producing only from a broker that is UP).
   using ConnectFailed = std::function<void(SendError error, bool reported)>;
   bool connect(int32_t node, const NodeAddress& address, ConnectFailed failed);
-  // A connection to `node` is being opened.
+  // A connection to `node` is being opened (to `address`, if given: one to
+  // another address is dropped by the next send or connect to this one).
   bool connecting(int32_t node) const;
+  bool connecting(int32_t node, const NodeAddress& address) const;
   // Drops the connection to `node`; everything queued or in flight fails
   // with `cancelled`.
   void close(int32_t node);
   void close_all();
+  // Connected to `node` (at `address`, if given).
   bool connected(int32_t node) const;
+  bool connected(int32_t node, const NodeAddress& address) const;
   size_t pending(int32_t node) const;
 
   bool on_connected(sim::SocketId socket);

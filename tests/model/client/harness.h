@@ -199,10 +199,14 @@ class RecordingConsumer final : public sim::Process, public client::ConsumerList
     }
   }
 
+  void on_fetch_error(const TopicPartition&, const std::string& error) override { fetch_errors_.push_back(error); }
+
   std::optional<int64_t> position(const TopicPartition& tp) const {
     return consumer_ == nullptr ? std::nullopt : consumer_->position(tp);
   }
   uint64_t received() const { return received_; }
+  // The errors its fetches (and offset lookups) reported, in order.
+  const std::vector<std::string>& fetch_errors() const { return fetch_errors_; }
 
  private:
   client::ConsumerConfig config_;
@@ -210,6 +214,7 @@ class RecordingConsumer final : public sim::Process, public client::ConsumerList
   check::History* history_;
   std::unique_ptr<client::Consumer> consumer_;
   uint64_t received_ = 0;
+  std::vector<std::string> fetch_errors_;
 };
 
 // A cluster, a history, a truncation recorder, and a producer and a consumer

@@ -1,10 +1,10 @@
 // The consumer and a leader it cannot reach. librdkafka and the Java client
-// hold a fetch for a leader they have no connection to, unsent, while they
-// connect (one attempt per reconnect.backoff.ms, each given up after
-// socket.connection.setup.timeout.ms), and ask for metadata once a second
-// meanwhile (client/connection_wait.h). The lab's aiokafka consumer sends
-// the fetch on the connection being opened, fails with it, and asks for
-// metadata after each failure.
+// hold a fetch (or a ListOffsets) for a leader they have no connection to,
+// unsent, while they connect (one attempt per reconnect.backoff.ms, each
+// given up after socket.connection.setup.timeout.ms), and ask for metadata
+// once a second meanwhile (client/connection_wait.h). The lab's aiokafka
+// consumer sends the fetch on the connection being opened, fails with it,
+// and asks for metadata after each failure.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -18,6 +18,7 @@
 #include "model/check/history.h"
 #include "model/client/config.h"
 #include "model/client/consumer.h"
+#include "model/client/lab.h"
 
 namespace kafka::testing {
 namespace {
@@ -27,31 +28,35 @@ using sim::Time;
 
 constexpr const char* kBootstrap = "10.0.1.1:9092,10.0.1.2:9092,10.0.1.3:9092";
 
-// Three brokers, one ZooKeeper, topic "t" with one partition, RF 3; a
-// producer (on host "app") and a consumer of the topic (on host "reader",
-// 10.0.9.8, configured by `properties`, librdkafka's names), which has had
-// 2 s to find its position: the end of the partition (latest).
+// Three brokers, one ZooKeeper, topic "t" with one partition, RF 3, and a
+// producer on host "app"; start_reader() adds a consumer of the topic.
 class Readers {
  public:
-  Readers(const std::map<std::string, std::string>& properties, bool wait_for_connection)
-      : c({.zookeepers = 1, .brokers = 3, .seed = 11}) {
+  Readers() : c({.zookeepers = 1, .brokers = 3, .seed = 11}) {
     c.start();
     EXPECT_TRUE(c.await_ready());
     EXPECT_EQ(c.create_topic("t", 1, 3), ErrorCode::none);
     leader = c.state({"t", 0})->leader;
     producer = start_sending_process(c, {{"bootstrap.servers", kBootstrap}, {"acks", "1"}});
+  }
+
+  // A consumer of "t" (host "reader", 10.0.9.8; process "consumer"),
+  // configured by `properties` (librdkafka's names) over `defaults`, started
+  // and given `settle` to find its position (the partition's end: latest).
+  void start_reader(const std::map<std::string, std::string>& properties,
+                    const client::ConsumerConfig& defaults = {},
+                    Duration settle = Duration::seconds(2)) {
     model::Properties props;
     for (const auto& [key, value] : properties) props.values[key] = value;
     props.values["bootstrap.servers"] = kBootstrap;
-    client::ConsumerConfig config = client::parse_consumer_config(props);
-    config.wait_for_connection = wait_for_connection;
+    const client::ConsumerConfig config = client::parse_consumer_config(props, defaults);
     const sim::ProcessId pid = c.world().add_process(
         c.world().add_host("reader", "10.0.9.8"), "consumer",
         [config, this] { return std::make_unique<RecordingConsumer>(config, "t", &history); });
     c.world().start(pid);
     reader = c.world().process_as<RecordingConsumer>(pid);
     reader_host = c.world().host_of(pid);
-    c.run_for(Duration::seconds(2));
+    c.run_for(settle);
   }
 
   // Sends ten records, 100 ms apart, waits 2 s, and returns how many of
@@ -64,6 +69,16 @@ class Readers {
     }
     c.run_for(Duration::seconds(2));
     return reader->received() - before;
+  }
+
+  // Kills the leader's broker (its host stays up: connections are refused)
+  // and runs until the controller has moved leadership, once the broker's
+  // ZooKeeper session expired. Returns when it was killed.
+  Time kill_leader_until_moved() {
+    c.kill_broker(leader);
+    const Time killed = c.world().now();
+    EXPECT_TRUE(c.run_until([&] { return c.state({"t", 0})->leader != leader; }, Duration::seconds(60)));
+    return killed;
   }
 
   Cluster c;
@@ -95,10 +110,8 @@ int64_t count_between(const std::vector<Time>& times, Time from, Time to) {
   return n;
 }
 
-// Readers with the consumer library's defaults: ten records are read; the
-// leader's broker is killed on a host that stays up (connections are
-// refused), the controller moves leadership once its ZooKeeper session
-// expires, and ten more records are sent.
+// Ten records are read; the leader's broker is killed, leadership moves,
+// and ten more records are sent.
 struct RefusedLeaderRun {
   Time killed;
   Time moved;
@@ -108,15 +121,14 @@ struct RefusedLeaderRun {
   uint64_t read_after = 0;        // and after the move
 };
 
-RefusedLeaderRun refused_leader(bool wait_for_connection) {
-  Readers r({}, wait_for_connection);
+RefusedLeaderRun refused_leader(const client::ConsumerConfig& defaults) {
+  Readers r;
+  r.start_reader({}, defaults);
   RefusedLeaderRun run;
   run.read_before = r.read_of_ten();
   const auto metadata = consumer_records(r.c, "metadata_request");
   const auto refused = consumer_records(r.c, "client_error", "connection_refused");
-  r.c.kill_broker(r.leader);
-  run.killed = r.c.world().now();
-  EXPECT_TRUE(r.c.run_until([&] { return r.c.state({"t", 0})->leader != r.leader; }, Duration::seconds(60)));
+  run.killed = r.kill_leader_until_moved();
   run.moved = r.c.world().now();
   run.metadata_requests = count_between(*metadata, run.killed, run.moved);
   run.refused = count_between(*refused, run.killed, run.moved);
@@ -126,7 +138,7 @@ RefusedLeaderRun refused_leader(bool wait_for_connection) {
 }
 
 TEST(ConsumerConnection, AFetchForALeaderThatRefusesConnectionsWaitsUnsent) {
-  const RefusedLeaderRun run = refused_leader(/*wait_for_connection=*/true);
+  const RefusedLeaderRun run = refused_leader(client::ConsumerConfig{});  // librdkafka's defaults
   EXPECT_EQ(run.read_before, 10u);
   EXPECT_EQ(run.read_after, 10u);
   const int64_t down_ms = (run.moved - run.killed).us() / 1000;
@@ -142,12 +154,44 @@ TEST(ConsumerConnection, TheLabConsumerFailsEachFetchAndAsksForMetadataEachTime)
   // aiokafka sends the fetch on the connection being opened; it fails with
   // the connection, and the consumer looks the leader up again each time
   // (every retry.backoff.ms).
-  const RefusedLeaderRun run = refused_leader(/*wait_for_connection=*/false);
+  const RefusedLeaderRun run = refused_leader(client::lab_consumer_defaults());
   EXPECT_EQ(run.read_before, 10u);
   EXPECT_EQ(run.read_after, 10u);
   const int64_t down_ms = (run.moved - run.killed).us() / 1000;
   EXPECT_GE(run.refused, down_ms / 100 / 2) << down_ms << " ms down";
   EXPECT_GE(run.metadata_requests, down_ms / 100 / 2) << down_ms << " ms down";
+}
+
+// A consumer that starts while the leader refuses connections has no
+// position yet: its ListOffsets waits like a fetch, and it finds its
+// position at the new leader once leadership moves.
+TEST(ConsumerConnection, AnOffsetLookupForALeaderThatRefusesConnectionsWaitsUnsent) {
+  Readers r;
+  r.c.kill_broker(r.leader);
+  const Time killed = r.c.world().now();
+  const auto metadata = consumer_records(r.c, "metadata_request");
+  const auto refused = consumer_records(r.c, "client_error", "connection_refused");
+  r.start_reader({}, {}, Duration::millis(0));
+  EXPECT_TRUE(r.c.run_until([&] { return r.c.state({"t", 0})->leader != r.leader; }, Duration::seconds(60)));
+  const Time moved = r.c.world().now();
+  const int64_t down_ms = (moved - killed).us() / 1000;
+  EXPECT_FALSE(r.reader->position({"t", 0}).has_value());  // no answer from the dead leader
+  EXPECT_GE(count_between(*refused, killed, moved), down_ms / 100 / 2) << down_ms << " ms down";
+  EXPECT_LE(count_between(*metadata, killed, moved), down_ms / 1000 + 3) << down_ms << " ms down";
+  r.c.run_for(Duration::seconds(2));
+  EXPECT_TRUE(r.reader->position({"t", 0}).has_value());
+  EXPECT_EQ(r.read_of_ten(), 10u);
+}
+
+// With auto.offset.reset none, a partition without a position is reported
+// (NO_OFFSET) at once, without a connection to its leader: nothing there
+// is asked.
+TEST(ConsumerConnection, NoOffsetIsReportedWithoutWaitingForTheLeader) {
+  Readers r;
+  r.c.kill_broker(r.leader);
+  r.start_reader({{"auto.offset.reset", "none"}}, {}, Duration::seconds(2));
+  ASSERT_FALSE(r.reader->fetch_errors().empty());
+  EXPECT_EQ(r.reader->fetch_errors().front(), "NO_OFFSET");
 }
 
 // The consumer is cut off from the leader (packets dropped both ways: a SYN
@@ -156,8 +200,8 @@ TEST(ConsumerConnection, TheLabConsumerFailsEachFetchAndAsksForMetadataEachTime)
 // socket.connection.setup.timeout.ms (2 s), the next one reconnect.backoff.ms
 // (100 ms) later. Healed, the consumer reads again.
 TEST(ConsumerConnection, AnUnansweredConnectIsGivenUpAfterTheSetupTimeout) {
-  Readers r({{"request.timeout.ms", "5000"}, {"socket.connection.setup.timeout.ms", "2000"}},
-            /*wait_for_connection=*/true);
+  Readers r;
+  r.start_reader({{"request.timeout.ms", "5000"}, {"socket.connection.setup.timeout.ms", "2000"}});
   Cluster& c = r.c;
   const auto timed_out = consumer_records(c, "client_error", "connect_timed_out");
   c.world().network().block(r.reader_host, c.broker_host(r.leader));
