@@ -156,6 +156,11 @@ int32_t get_int32(const Properties& props, const std::string& key, int64_t defau
   return static_cast<int32_t>(props.get_int(key, default_value, min, max, unit));
 }
 
+// reconnect.backoff.max.ms, a producer's and a consumer's (librdkafka's range).
+int32_t get_reconnect_backoff_max(const Properties& props, int32_t default_value) {
+  return get_int32(props, "reconnect.backoff.max.ms", default_value, 0, 3600000, "milliseconds");
+}
+
 // socket.connection.setup.timeout.ms, a producer's and a consumer's: at least
 // 1 s, as librdkafka allows.
 int32_t get_connection_setup_timeout(const Properties& props, int32_t default_value) {
@@ -375,9 +380,6 @@ constexpr NotModelled kNotModelled[] = {
      "a bounded producer queue is not modelled; the model's producer queue is unbounded"},
     {"queue.buffering.max.messages", Role::producer,
      "a bounded producer queue is not modelled; the model's producer queue is unbounded"},
-    {"reconnect.backoff.max.ms", Role::both,
-     "exponential reconnect backoff is not modelled; the model waits reconnect.backoff.ms "
-     "before every reconnect"},
     {"retry.backoff.max.ms", Role::both,
      "exponential retry backoff is not modelled; the model waits retry.backoff.ms before "
      "every retry"},
@@ -426,6 +428,7 @@ const std::vector<std::string>& producer_keys_with_effect() {
       "partitioner",
       "metadata.max.age.ms",
       "reconnect.backoff.ms",
+      "reconnect.backoff.max.ms",
       "socket.connection.setup.timeout.ms",
       "client.id",
   };
@@ -450,6 +453,7 @@ const std::vector<std::string>& consumer_keys_with_effect() {
       "partition.assignment.strategy",
       "metadata.max.age.ms",
       "reconnect.backoff.ms",
+      "reconnect.backoff.max.ms",
       "socket.connection.setup.timeout.ms",
       "client.id",
   };
@@ -712,6 +716,7 @@ ProducerConfig parse_producer_config(const Properties& props, ProducerConfig def
       props.get_int("metadata.max.age.ms", c.metadata_max_age_ms, 1, 86400000, "milliseconds");
   c.reconnect_backoff_ms = get_int32(props, "reconnect.backoff.ms", c.reconnect_backoff_ms, 0,
                                      3600000, "milliseconds");
+  c.reconnect_backoff_max_ms = get_reconnect_backoff_max(props, c.reconnect_backoff_max_ms);
   c.connection_setup_timeout_ms = get_connection_setup_timeout(props, c.connection_setup_timeout_ms);
 
   if (c.enable_idempotence) {
@@ -810,6 +815,7 @@ ConsumerConfig parse_consumer_config(const Properties& props, ConsumerConfig def
       props.get_int("metadata.max.age.ms", c.metadata_max_age_ms, 1, 86400000, "milliseconds");
   c.reconnect_backoff_ms = get_int32(props, "reconnect.backoff.ms", c.reconnect_backoff_ms, 0,
                                      3600000, "milliseconds");
+  c.reconnect_backoff_max_ms = get_reconnect_backoff_max(props, c.reconnect_backoff_max_ms);
   c.connection_setup_timeout_ms = get_connection_setup_timeout(props, c.connection_setup_timeout_ms);
 
   // Cross-checks: the error names the key given (the first one given, when

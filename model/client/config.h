@@ -61,11 +61,12 @@ struct ProducerConfig {
   NullKeyPartitioning null_key = NullKeyPartitioning::random;  // partitioner (see config.cc)
   int64_t metadata_max_age_ms = 900000;     // metadata.max.age.ms
   int32_t reconnect_backoff_ms = 100;       // reconnect.backoff.ms
+  int32_t reconnect_backoff_max_ms = 10000;  // reconnect.backoff.max.ms (librdkafka's default)
   int32_t connection_setup_timeout_ms = 30000;  // socket.connection.setup.timeout.ms
   // How the client treats a leader it has no connection to. true (librdkafka,
   // the Java client): its batches wait, unsent and without an attempt
-  // counted, while the client connects (reconnect.backoff.ms apart, each try
-  // given socket.connection.setup.timeout.ms). false (aiokafka, the lab
+  // counted, while the client connects (attempts paced by the reconnect
+  // backoff, each given socket.connection.setup.timeout.ms). false (aiokafka, the lab
   // producer): the batch is sent at once and fails with the connection
   // (NodeNotReadyError in seeds/000), which counts as a try.
   bool wait_for_connection = true;
@@ -90,6 +91,7 @@ struct ConsumerConfig {
   std::string partition_assignment_strategy = "range";  // range | roundrobin
   int64_t metadata_max_age_ms = 900000;
   int32_t reconnect_backoff_ms = 100;
+  int32_t reconnect_backoff_max_ms = 10000;
   int32_t connection_setup_timeout_ms = 30000;  // socket.connection.setup.timeout.ms (0: none)
   // As ProducerConfig::wait_for_connection, for fetches and ListOffsets.
   // true (librdkafka, the Java client): they wait, unsent, while the

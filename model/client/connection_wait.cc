@@ -1,8 +1,18 @@
 #include "model/client/connection_wait.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace client {
+
+void ConnectionWait::attempt(NodeBackoff& b, bool first, int64_t now_ms) {
+  // rd_kafka_broker_update_reconnect_backoff, as an attempt starts.
+  if (first || b.from_ms + b.wait_ms + backoff_.max_ms < now_ms) b.current_ms = backoff_.initial_ms;
+  const int64_t jittered = b.current_ms == 0 ? 0 : rng_.uniform(b.current_ms * 3 / 4, b.current_ms * 3 / 2);
+  b.wait_ms = std::min<int64_t>(jittered, backoff_.max_ms);
+  b.current_ms = std::min<int64_t>(b.current_ms * 2, backoff_.max_ms);
+  b.from_ms = now_ms;
+}
 
 bool ConnectionWait::connect(kafka::BrokerId node, const kafka::NodeAddress& address, int64_t now_ms,
                              kafka::NetworkClient::ConnectFailed failed, int64_t* retry_at_ms) {
@@ -10,15 +20,24 @@ bool ConnectionWait::connect(kafka::BrokerId node, const kafka::NodeAddress& add
     net_.connect(node, address, std::move(failed));  // hear of its failure too
     return false;
   }
-  if (const auto last = last_attempt_ms_.find(node);
-      last != last_attempt_ms_.end() && now_ms < last->second + reconnect_backoff_ms_) {
-    *retry_at_ms = last->second + reconnect_backoff_ms_;
+  const auto [it, first] = nodes_.try_emplace(node);
+  if (!first && now_ms < it->second.from_ms + it->second.wait_ms) {
+    *retry_at_ms = it->second.from_ms + it->second.wait_ms;
     return false;
   }
-  last_attempt_ms_[node] = now_ms;
+  attempt(it->second, first, now_ms);
   // Given up, if it hangs, after the NetworkClient's connection setup
   // timeout (socket.connection.setup.timeout.ms).
   return net_.connect(node, address, std::move(failed));
+}
+
+void ConnectionWait::failed(kafka::BrokerId node, int64_t now_ms) {
+  const auto [it, first] = nodes_.try_emplace(node);
+  if (first) {
+    attempt(it->second, true, now_ms);  // another request's connection: it was an attempt too
+  } else {
+    it->second.from_ms = std::max(it->second.from_ms, now_ms);
+  }
 }
 
 bool ConnectionWait::query_due(int64_t now_ms, int64_t* next_ms) {

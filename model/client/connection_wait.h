@@ -2,20 +2,26 @@
 // leader paces itself: librdkafka serves a partition only from a broker
 // thread that is UP; the Java clients send only to nodes that
 // NetworkClient.ready accepts and start connecting to the others
-// (initiateConnect), no sooner than reconnect.backoff.ms after the last
-// attempt (ClusterConnectionStates). So a request for a leader that cannot
-// be reached waits, unsent and with no try counted, while the client
-// connects — one attempt per reconnect.backoff.ms, counted from the start
-// of the last attempt or from its failure — and, while anything waits, the
+// (initiateConnect) once the reconnect backoff allows (ClusterConnectionStates).
+// So a request for a leader that cannot be reached waits, unsent and with
+// no try counted, while the client connects, and, while anything waits, the
 // client asks for metadata on each whole second of virtual time:
 // librdkafka's 1 s topic scan (rd_kafka_topic_scan_all) re-queries a
 // partition whose leader's broker is down (rd_kafka_toppar_needs_query), so
 // a new leader is learnt within a second of its election.
 //
+// The reconnect backoff is librdkafka's (rd_kafka_broker_update_reconnect_
+// backoff): each attempt to a node waits its current backoff with -25 % to
+// +50 % jitter, capped at reconnect.backoff.max.ms, and doubles it for the
+// next, up to that cap; a node whose last allowed attempt lies more than
+// reconnect.backoff.max.ms back starts again from reconnect.backoff.ms.
+// The wait counts from the start of the last attempt or, later, its failure
+// (the Java client counts from the disconnect; librdkafka from the start,
+// which differs only for an attempt that hangs, until
+// socket.connection.setup.timeout.ms).
+//
 // The producer's batches and the consumer's fetches use it. The owner keeps
 // its own wake-up timer: ready() and query_due() say when to look again.
-// Both clients grow the reconnect backoff exponentially up to
-// reconnect.backoff.max.ms; the model keeps it fixed (docs/fidelity.md).
 // Times are in whole milliseconds, as the clients keep them.
 #pragma once
 
@@ -25,21 +31,27 @@
 
 #include "model/kafka/network_client.h"
 #include "model/kafka/types.h"
+#include "sim/random.h"
 
 namespace client {
 
 class ConnectionWait {
  public:
-  ConnectionWait(kafka::NetworkClient& net, int32_t reconnect_backoff_ms)
-      : net_(net), reconnect_backoff_ms_(reconnect_backoff_ms) {}
+  struct Backoff {
+    int32_t initial_ms = 100;   // reconnect.backoff.ms
+    int32_t max_ms = 10000;     // reconnect.backoff.max.ms
+  };
+  // Jitter is drawn from `rng` (the owning process's).
+  ConnectionWait(kafka::NetworkClient& net, sim::Rng& rng, Backoff backoff)
+      : net_(net), rng_(rng), backoff_(backoff) {}
 
   // Whether `node` is connected at `address`. If not: a connection to it
   // being opened gets `failed` too (opened by another request, say);
   // otherwise one is opened (a connection to an old address is dropped),
-  // unless the last attempt was less than reconnect.backoff.ms ago, and then
-  // *retry_at_ms is set to when the next may start (it is left alone
-  // otherwise: the connection's success or `failed` will tell). `failed` is
-  // the NetworkClient's: it runs once if the connection does not come up.
+  // unless the node's backoff has not run out, and then *retry_at_ms is set
+  // to when it does (it is left alone otherwise: the connection's success
+  // or `failed` will tell). `failed` is the NetworkClient's: it runs once if
+  // the connection does not come up.
   template <typename F>
   bool ready(kafka::BrokerId node, const kafka::NodeAddress& address, int64_t now_ms, F&& failed,
              int64_t* retry_at_ms) {
@@ -47,9 +59,9 @@ class ConnectionWait {
     return connect(node, address, now_ms, kafka::NetworkClient::ConnectFailed(std::forward<F>(failed)),
                    retry_at_ms);
   }
-  // An attempt to connect to `node` failed at now_ms: the backoff runs from
+  // An attempt to connect to `node` failed at now_ms: its wait runs from
   // here.
-  void failed(kafka::BrokerId node, int64_t now_ms) { last_attempt_ms_[node] = now_ms; }
+  void failed(kafka::BrokerId node, int64_t now_ms);
   // Called while something waits for a leader's connection. True on a whole
   // second not asked on before: time to ask for metadata. *next_ms is when
   // to look again (the next whole second).
@@ -57,14 +69,22 @@ class ConnectionWait {
 
  private:
   static constexpr int64_t kLeaderQueryIntervalMs = 1000;
+  struct NodeBackoff {
+    int64_t from_ms = 0;     // the last attempt's start, or its failure
+    int64_t wait_ms = 0;     // from then until the next may start (jittered)
+    int64_t current_ms = 0;  // the next attempt's backoff before jitter
+  };
+  // An attempt to a node starts now: its next wait is set (jittered) and
+  // its backoff doubled.
+  void attempt(NodeBackoff& b, bool first, int64_t now_ms);
   // ready() for a node not connected at `address`.
   bool connect(kafka::BrokerId node, const kafka::NodeAddress& address, int64_t now_ms,
                kafka::NetworkClient::ConnectFailed failed, int64_t* retry_at_ms);
 
   kafka::NetworkClient& net_;
-  int32_t reconnect_backoff_ms_;
-  // When the last connection attempt to each node began, or failed.
-  std::map<kafka::BrokerId, int64_t> last_attempt_ms_;
+  sim::Rng& rng_;
+  Backoff backoff_;
+  std::map<kafka::BrokerId, NodeBackoff> nodes_;  // nodes attempted so far
   // The whole second on which metadata was last asked for.
   int64_t last_query_ms_ = -1;
 };

@@ -22,7 +22,7 @@ Consumer::Consumer(sim::ProcessContext& ctx, ConsumerConfig config, ConsumerList
                                   config_.reconnect_backoff_ms, config_.metadata_max_age_ms},
                 [this](const std::string& e, int32_t node) { event(e, node); },
                 [this] { on_metadata(); }),
-      waits_(net_, config_.reconnect_backoff_ms) {}
+      waits_(net_, ctx.rng(), {config_.reconnect_backoff_ms, config_.reconnect_backoff_max_ms}) {}
 
 void Consumer::event(const std::string& name, int32_t node) {
   ctx_.trace("client_error", {{"error", name}, {"node", node}});
@@ -99,7 +99,7 @@ void Consumer::on_connect_error(BrokerId node, kafka::SendError e, bool reported
   if (!reported) event(kafka::to_string(e), node);
   waits_.failed(node, now_ms());  // the backoff runs from the failure
   metadata_.note_failure(node);
-  pump();  // sets the next attempt, reconnect.backoff.ms from now
+  pump();  // sets the next attempt, the reconnect backoff from now
 }
 
 void Consumer::pump() {

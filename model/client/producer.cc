@@ -105,7 +105,7 @@ Producer::Producer(sim::ProcessContext& ctx, ProducerConfig config, ClientListen
                                   config_.reconnect_backoff_ms, config_.metadata_max_age_ms},
                 [this](const std::string& e, int32_t node) { event(e, node); },
                 [this] { on_metadata(); }),
-      waits_(net_, config_.reconnect_backoff_ms) {}
+      waits_(net_, ctx.rng(), {config_.reconnect_backoff_ms, config_.reconnect_backoff_max_ms}) {}
 
 std::string Producer::send_error_name(kafka::SendError e) { return kafka::to_string(e); }
 
@@ -376,9 +376,9 @@ void Producer::on_connect_error(BrokerId node, kafka::SendError e, bool reported
   metadata_.note_failure(node);
   // No metadata request here: the partitions waiting for this leader ask
   // once a second (send_ready), as librdkafka's topic scan does. (The Java
-  // client asks on every failed connection, but its reconnect backoff grows
-  // to a second; with the model's fixed 100 ms that would be ten a second.)
-  pump();  // sets the next attempt, reconnect.backoff.ms from now
+  // client asks on every failed connection, its reconnect backoff growing to a
+  // second.)
+  pump();  // sets the next attempt, the reconnect backoff from now
 }
 
 void Producer::send_batch(const std::shared_ptr<Batch>& batch, BrokerId leader) {

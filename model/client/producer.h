@@ -126,8 +126,8 @@ class Producer {
   void arm_expiry();
   void schedule_pump(int64_t at_ms);
   // wait_for_connection: whether `node` is connected; if not, opens a
-  // connection to it unless one is being opened or the last attempt was
-  // less than reconnect.backoff.ms ago (then a pump is set for its end).
+  // connection to it unless one is being opened or its reconnect backoff
+  // has not run out (then a pump is set for its end: ConnectionWait).
   bool leader_ready(kafka::BrokerId node);
   // When `b` may be sent: after linger.ms, or once its retry backoff is over.
   int64_t ready_at_ms(const Batch& b) const;

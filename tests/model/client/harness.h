@@ -47,6 +47,30 @@ class SendingProcess final : public sim::Process {
   std::unique_ptr<client::Producer> producer_;
 };
 
+// Checks that connection attempts paced by the clients' reconnect backoff
+// (client/connection_wait.h, with librdkafka's defaults: reconnect.backoff.ms
+// 100, each wait jittered -25 % to +50 % and the backoff doubled for the
+// next, up to reconnect.backoff.max.ms, `max_ms`) failed at `failures`: the
+// gap between two, less `hang` (how long a failing attempt lasts: the setup
+// timeout for one never answered, next to nothing for a refused one), is a
+// wait of at least 75 ms and at most the cap, and below the cap's reach
+// each wait is one to four times the one before it.
+inline void expect_reconnect_backoff(const std::vector<sim::Time>& failures,
+                                     sim::Duration hang = sim::Duration::zero(), int64_t max_ms = 10000) {
+  std::vector<int64_t> waits;
+  for (size_t i = 1; i < failures.size(); ++i) waits.push_back((failures[i] - failures[i - 1] - hang).us() / 1000);
+  for (size_t i = 0; i < waits.size(); ++i) {
+    EXPECT_GE(waits[i], 75) << "wait " << i;
+    EXPECT_LE(waits[i], max_ms + 5) << "wait " << i;
+    if (i > 0 && waits[i] < max_ms * 3 / 4) {
+      // 1x at the extremes of the jitter (1.5 b, then 0.75 x 2b); a
+      // refused attempt's round trip adds a little.
+      EXPECT_GE(waits[i] * 100, waits[i - 1] * 95) << "wait " << i;
+      EXPECT_LE(waits[i], waits[i - 1] * 4 + 5) << "wait " << i;
+    }
+  }
+}
+
 // A SendingProcess on a host of its own ("app", 10.0.9.7: one per cluster)
 // in `c`, started, with a producer configured by `config`, or by
 // `properties` (librdkafka's names).

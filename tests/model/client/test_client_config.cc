@@ -176,6 +176,7 @@ TEST(ClientConfigProducer, DefaultsAreLibrdkafkas) {
   EXPECT_EQ(c.null_key, NullKeyPartitioning::random);  // consistent_random
   EXPECT_EQ(c.metadata_max_age_ms, 900000);
   EXPECT_EQ(c.reconnect_backoff_ms, 100);
+  EXPECT_EQ(c.reconnect_backoff_max_ms, 10000);
   EXPECT_EQ(c.client_id, "rdkafka");
 }
 
@@ -197,6 +198,7 @@ TEST(ClientConfigConsumer, DefaultsAreLibrdkafkas) {
   EXPECT_EQ(c.partition_assignment_strategy, "range");
   EXPECT_EQ(c.metadata_max_age_ms, 900000);
   EXPECT_EQ(c.reconnect_backoff_ms, 100);
+  EXPECT_EQ(c.reconnect_backoff_max_ms, 10000);
   EXPECT_EQ(c.connection_setup_timeout_ms, 30000);
   EXPECT_TRUE(c.wait_for_connection);  // librdkafka's fetcher waits for the connection
   EXPECT_EQ(c.client_id, "rdkafka");
@@ -258,6 +260,7 @@ TEST(ClientConfigProducer, EveryKeyWithEffect) {
       {"metadata.max.age.ms", "60000"},
       {"reconnect.backoff.ms", "0"},
       {"socket.connection.setup.timeout.ms", "5000"},
+      {"reconnect.backoff.max.ms", "2000"},
   });
   EXPECT_EQ(c.bootstrap, (std::vector<BootstrapServer>{{"a", 1}, {"b", 2}}));
   EXPECT_EQ(c.client_id, "p1");
@@ -274,6 +277,7 @@ TEST(ClientConfigProducer, EveryKeyWithEffect) {
   EXPECT_EQ(c.metadata_max_age_ms, 60000);
   EXPECT_EQ(c.reconnect_backoff_ms, 0);
   EXPECT_EQ(c.connection_setup_timeout_ms, 5000);
+  EXPECT_EQ(c.reconnect_backoff_max_ms, 2000);
 }
 
 TEST(ClientConfigConsumer, EveryKeyWithEffect) {
@@ -296,6 +300,7 @@ TEST(ClientConfigConsumer, EveryKeyWithEffect) {
       {"metadata.max.age.ms", "30000"},
       {"reconnect.backoff.ms", "10"},
       {"socket.connection.setup.timeout.ms", "7000"},
+      {"reconnect.backoff.max.ms", "0"},
   });
   EXPECT_EQ(c.bootstrap, (std::vector<BootstrapServer>{{"a", 1}}));
   EXPECT_EQ(c.client_id, "c1");
@@ -315,6 +320,7 @@ TEST(ClientConfigConsumer, EveryKeyWithEffect) {
   EXPECT_EQ(c.metadata_max_age_ms, 30000);
   EXPECT_EQ(c.reconnect_backoff_ms, 10);
   EXPECT_EQ(c.connection_setup_timeout_ms, 7000);
+  EXPECT_EQ(c.reconnect_backoff_max_ms, 0);
 }
 
 // --- aliases -------------------------------------------------------------------------
@@ -574,6 +580,7 @@ TEST(ClientConfigProducer, RangeErrorsNameTheKey) {
       {"reconnect.backoff.ms", "-1", "non-negative"},
       {"reconnect.backoff.ms", "3600001", "at most 3600000"},
       {"socket.connection.setup.timeout.ms", "999", "expected an integer (milliseconds, from 1000 to 2147483647), got '999'"},
+      {"reconnect.backoff.max.ms", "3600001", "expected a non-negative integer (milliseconds, at most 3600000), got '3600001'"},
   };
   for (const auto& c : cases) {
     expect_error(producer_error({{c.key, c.value}}), c.key, {c.message});
@@ -605,6 +612,7 @@ TEST(ClientConfigConsumer, RangeErrorsNameTheKey) {
       {"metadata.max.age.ms", "0", "positive"},
       {"reconnect.backoff.ms", "-1", "non-negative"},
       {"socket.connection.setup.timeout.ms", "999", "expected an integer (milliseconds, from 1000 to 2147483647), got '999'"},
+      {"reconnect.backoff.max.ms", "3600001", "expected a non-negative integer (milliseconds, at most 3600000), got '3600001'"},
   };
   for (const auto& c : cases) {
     ConfigError e = consumer_error({{"group.id", "g"}, {c.key, c.value}});
@@ -749,7 +757,6 @@ TEST(ClientConfigKeys, NotModelledAreRefusedWithTheReason) {
       {"queue.buffering.max.messages", "100000", "producer queue is unbounded"},
       {"queue.buffering.max.kbytes", "1048576", "producer queue is unbounded"},
       {"socket.timeout.ms", "60000", "one request timeout, request.timeout.ms"},
-      {"reconnect.backoff.max.ms", "10000", "exponential reconnect backoff"},
       {"retry.backoff.max.ms", "1000", "exponential retry backoff"},
       {"topic.metadata.refresh.interval.ms", "300000", "metadata.max.age.ms"},
       {"ssl.ca.location", "/etc/ca.pem", "SSL and SASL are not modelled"},
@@ -766,7 +773,6 @@ TEST(ClientConfigKeys, NotModelledAreRefusedWithTheReason) {
       {"group.instance.id", "i1", "static group membership"},
       {"max.partition.fetch.bytes", "1048576", "per-partition fetch limit"},
       {"fetch.message.max.bytes", "1048576", "per-partition fetch limit"},
-      {"reconnect.backoff.max.ms", "10000", "exponential reconnect backoff"},
       {"sasl.username", "u", "SSL and SASL are not modelled"},
   };
   for (const auto& c : consumer_cases) {

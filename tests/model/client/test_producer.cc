@@ -208,16 +208,19 @@ struct RefusedLeaderRun {
   int failed = 0;                 // reports other than ok
   int produce_retries = 0;        // "produce_retry" trace records
   int refused = 0;                // connections refused ("client_error")
+  std::vector<Time> refused_at;   // when each was
 };
 
-RefusedLeaderRun refused_leader(bool wait_for_connection) {
+RefusedLeaderRun refused_leader(bool wait_for_connection,
+                                std::map<std::string, std::string> properties = {}) {
+  properties.emplace("bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092,10.0.1.3:9092");
+  properties.emplace("acks", "1");
   Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
   start_one_partition_cluster(c);
   RefusedLeaderRun run;
   run.leader = c.state({"t", 0})->leader;
   SendingProcess* p = start_sending_process(
-      c, producer_config({{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092,10.0.1.3:9092"}, {"acks", "1"}},
-                         wait_for_connection));
+      c, producer_config(properties, wait_for_connection));
   warm_up(c, p);
   c.world().trace().add_observer([&run](const sim::TraceRecord& r) {
     if (r.process == "producer" && r.kind == "produce_retry") ++run.produce_retries;
@@ -239,6 +242,7 @@ RefusedLeaderRun refused_leader(bool wait_for_connection) {
   run.moved = c.world().now();
   c.run_for(Duration::seconds(5));
   run.refused = static_cast<int>(refused->size());
+  run.refused_at = *refused;
   return run;
 }
 
@@ -246,7 +250,7 @@ TEST(ProducerConnection, BatchesForALeaderThatRefusesConnectionsWaitUnsent) {
   const RefusedLeaderRun run = refused_leader(/*wait_for_connection=*/true);
   // Every record is delivered, once, in order, after the leader moved, and
   // no batch was tried against the dead broker: the producer only tried to
-  // connect, reconnect.backoff.ms (100 ms) apart.
+  // connect, as the reconnect backoff allowed.
   ASSERT_EQ(run.acked.size(), 50u);
   EXPECT_EQ(run.failed, 0);
   EXPECT_EQ(run.produce_retries, 0);
@@ -257,12 +261,32 @@ TEST(ProducerConnection, BatchesForALeaderThatRefusesConnectionsWaitUnsent) {
       EXPECT_EQ(run.acked[i].offset, run.acked[i - 1].offset + 1);
     }
   }
-  // One attempt per 100 ms while the leader is down, and for up to a second
-  // after it moved (until the next metadata answer says so); the metadata
-  // requests the dead broker refuses count here too.
+  // The attempts, while the leader is down and for up to a second after it
+  // moved (until the next metadata answer says so), wait 100 ms, 200 ms,
+  // 400 ms ... (jittered) apart, up to 10 s: seven or so in the 16 s the
+  // broker's session takes to expire, where a fixed 100 ms made 160.
   const int64_t down_ms = (run.moved - run.killed).us() / 1000;
-  EXPECT_GE(run.refused, down_ms / 100 / 2) << down_ms << " ms down";
-  EXPECT_LE(run.refused, down_ms / 100 + 20) << down_ms << " ms down";
+  EXPECT_GE(run.refused, 5) << down_ms << " ms down";
+  EXPECT_LE(run.refused, 10) << down_ms << " ms down";
+  expect_reconnect_backoff(run.refused_at);
+}
+
+// reconnect.backoff.max.ms caps the wait between attempts (librdkafka's
+// jitter may not take it past the cap either).
+TEST(ProducerConnection, TheReconnectBackoffStopsGrowingAtItsMaximum) {
+  const RefusedLeaderRun run = refused_leader(/*wait_for_connection=*/true, {{"reconnect.backoff.max.ms", "1000"}});
+  ASSERT_EQ(run.acked.size(), 50u);
+  // 100, 200, 400, 800 ms, then 750 ms to 1 s from the fifth wait on.
+  std::vector<Time> down;
+  for (Time t : run.refused_at) {
+    if (t < run.moved) down.push_back(t);
+  }
+  ASSERT_GE(down.size(), 10u);
+  for (size_t i = 5; i < down.size(); ++i) {
+    EXPECT_GE(down[i] - down[i - 1], Duration::millis(750)) << i;
+    EXPECT_LE(down[i] - down[i - 1], Duration::millis(1005)) << i;
+  }
+  expect_reconnect_backoff(down, Duration::zero(), 1000);
 }
 
 TEST(ProducerConnection, TheLabProducerFailsEachTryAgainstARefusedLeader) {
@@ -276,7 +300,7 @@ TEST(ProducerConnection, TheLabProducerFailsEachTryAgainstARefusedLeader) {
 // The client is cut off from the leader (packets dropped both ways: a SYN
 // is never answered). After the request in flight times out, the producer
 // tries to connect again; each attempt is given up after
-// socket.connection.setup.timeout.ms, the next one reconnect.backoff.ms
+// socket.connection.setup.timeout.ms, the next one the reconnect backoff
 // later, until the record's message.timeout.ms.
 TEST(ProducerConnection, AnUnansweredConnectIsGivenUpAfterTheSetupTimeout) {
   Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
@@ -295,13 +319,12 @@ TEST(ProducerConnection, AnUnansweredConnectIsGivenUpAfterTheSetupTimeout) {
   expect_timed_out_at(e, 20000);
   EXPECT_EQ(e.report.outcome, client::Outcome::info);  // its first try may have been written
   // The first attempt starts once the request in flight has timed out
-  // (5 s); then one every 2 s + 100 ms until the record expires at 20 s.
-  ASSERT_GE(timed_out.size(), 5u);
-  EXPECT_LE(timed_out.size(), 8u);
+  // (5 s); then each hangs 2 s and the next waits 100 ms, 200 ms, 400 ms ...
+  // (jittered) after it, until the record expires at 20 s.
+  ASSERT_GE(timed_out.size(), 4u);
+  EXPECT_LE(timed_out.size(), 6u);
   EXPECT_GE(timed_out.front(), e.sent + Duration::millis(7000));
-  for (size_t i = 1; i < timed_out.size(); ++i) {
-    EXPECT_GE(timed_out[i] - timed_out[i - 1], Duration::millis(2100)) << i;
-  }
+  expect_reconnect_backoff(timed_out, Duration::millis(2000));
 }
 
 // A producer that sends to a leader it cannot reach (the lab producer's
