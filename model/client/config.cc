@@ -161,6 +161,18 @@ int32_t get_reconnect_backoff_max(const Properties& props, int32_t default_value
   return get_int32(props, "reconnect.backoff.max.ms", default_value, 0, 3600000, "milliseconds");
 }
 
+// librdkafka refuses a cap below the first backoff (rd_kafka_conf_finalize).
+// The error names the key given (the cap, when both are).
+void check_reconnect_backoffs(const Properties& props, int32_t backoff_ms, int32_t max_ms) {
+  if (max_ms >= backoff_ms) return;
+  const std::string key = props.has("reconnect.backoff.max.ms") || !props.has("reconnect.backoff.ms")
+                              ? "reconnect.backoff.max.ms"
+                              : "reconnect.backoff.ms";
+  throw props.error(key, fmt::format("reconnect.backoff.max.ms ({} ms) must be at least "
+                                     "reconnect.backoff.ms ({} ms)",
+                                     max_ms, backoff_ms));
+}
+
 // socket.connection.setup.timeout.ms, a producer's and a consumer's: at least
 // 1 s, as librdkafka allows.
 int32_t get_connection_setup_timeout(const Properties& props, int32_t default_value) {
@@ -717,6 +729,7 @@ ProducerConfig parse_producer_config(const Properties& props, ProducerConfig def
   c.reconnect_backoff_ms = get_int32(props, "reconnect.backoff.ms", c.reconnect_backoff_ms, 0,
                                      3600000, "milliseconds");
   c.reconnect_backoff_max_ms = get_reconnect_backoff_max(props, c.reconnect_backoff_max_ms);
+  check_reconnect_backoffs(props, c.reconnect_backoff_ms, c.reconnect_backoff_max_ms);
   c.connection_setup_timeout_ms = get_connection_setup_timeout(props, c.connection_setup_timeout_ms);
 
   if (c.enable_idempotence) {
@@ -816,6 +829,7 @@ ConsumerConfig parse_consumer_config(const Properties& props, ConsumerConfig def
   c.reconnect_backoff_ms = get_int32(props, "reconnect.backoff.ms", c.reconnect_backoff_ms, 0,
                                      3600000, "milliseconds");
   c.reconnect_backoff_max_ms = get_reconnect_backoff_max(props, c.reconnect_backoff_max_ms);
+  check_reconnect_backoffs(props, c.reconnect_backoff_ms, c.reconnect_backoff_max_ms);
   c.connection_setup_timeout_ms = get_connection_setup_timeout(props, c.connection_setup_timeout_ms);
 
   // Cross-checks: the error names the key given (the first one given, when

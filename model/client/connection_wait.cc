@@ -7,11 +7,11 @@ namespace client {
 
 void ConnectionWait::attempt(NodeBackoff& b, bool first, int64_t now_ms) {
   // rd_kafka_broker_update_reconnect_backoff, as an attempt starts.
-  if (first || b.from_ms + b.wait_ms + backoff_.max_ms < now_ms) b.current_ms = backoff_.initial_ms;
+  if (first || b.started_ms + b.wait_ms + backoff_.max_ms < now_ms) b.current_ms = backoff_.initial_ms;
   const int64_t jittered = b.current_ms == 0 ? 0 : rng_.uniform(b.current_ms * 3 / 4, b.current_ms * 3 / 2);
   b.wait_ms = std::min<int64_t>(jittered, backoff_.max_ms);
   b.current_ms = std::min<int64_t>(b.current_ms * 2, backoff_.max_ms);
-  b.from_ms = now_ms;
+  b.started_ms = now_ms;
 }
 
 bool ConnectionWait::connect(kafka::BrokerId node, const kafka::NodeAddress& address, int64_t now_ms,
@@ -21,8 +21,8 @@ bool ConnectionWait::connect(kafka::BrokerId node, const kafka::NodeAddress& add
     return false;
   }
   const auto [it, first] = nodes_.try_emplace(node);
-  if (!first && now_ms < it->second.from_ms + it->second.wait_ms) {
-    *retry_at_ms = it->second.from_ms + it->second.wait_ms;
+  if (!first && now_ms < it->second.started_ms + it->second.wait_ms) {
+    *retry_at_ms = it->second.started_ms + it->second.wait_ms;
     return false;
   }
   attempt(it->second, first, now_ms);
@@ -33,11 +33,7 @@ bool ConnectionWait::connect(kafka::BrokerId node, const kafka::NodeAddress& add
 
 void ConnectionWait::failed(kafka::BrokerId node, int64_t now_ms) {
   const auto [it, first] = nodes_.try_emplace(node);
-  if (first) {
-    attempt(it->second, true, now_ms);  // another request's connection: it was an attempt too
-  } else {
-    it->second.from_ms = std::max(it->second.from_ms, now_ms);
-  }
+  if (first) attempt(it->second, true, now_ms);  // another request's connection
 }
 
 bool ConnectionWait::query_due(int64_t now_ms, int64_t* next_ms) {

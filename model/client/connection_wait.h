@@ -11,14 +11,17 @@
 // a new leader is learnt within a second of its election.
 //
 // The reconnect backoff is librdkafka's (rd_kafka_broker_update_reconnect_
-// backoff): each attempt to a node waits its current backoff with -25 % to
-// +50 % jitter, capped at reconnect.backoff.max.ms, and doubles it for the
-// next, up to that cap; a node whose last allowed attempt lies more than
-// reconnect.backoff.max.ms back starts again from reconnect.backoff.ms.
-// The wait counts from the start of the last attempt or, later, its failure
-// (the Java client counts from the disconnect; librdkafka from the start,
-// which differs only for an attempt that hangs, until
-// socket.connection.setup.timeout.ms).
+// backoff): as an attempt to a node starts, the next one is allowed the
+// node's current backoff later, with -25 % to +50 % jitter and at most
+// reconnect.backoff.max.ms, and the backoff doubles, up to that cap; when
+// the next attempt was allowed more than reconnect.backoff.max.ms before it
+// starts, the backoff starts over from reconnect.backoff.ms. So an attempt
+// that hangs until socket.connection.setup.timeout.ms (30 s) is followed at
+// once by the next, from a fresh backoff. (The Java client counts its wait
+// from the disconnect and resets it on a successful connection.) A
+// connection another request opened (the metadata client's) counts as an
+// attempt only for a node not tried before, as one that started when it
+// failed.
 //
 // The producer's batches and the consumer's fetches use it. The owner keeps
 // its own wake-up timer: ready() and query_due() say when to look again.
@@ -59,8 +62,8 @@ class ConnectionWait {
     return connect(node, address, now_ms, kafka::NetworkClient::ConnectFailed(std::forward<F>(failed)),
                    retry_at_ms);
   }
-  // An attempt to connect to `node` failed at now_ms: its wait runs from
-  // here.
+  // A connection to `node` failed at now_ms: for a node not tried before
+  // (another request opened it) that was an attempt.
   void failed(kafka::BrokerId node, int64_t now_ms);
   // Called while something waits for a leader's connection. True on a whole
   // second not asked on before: time to ask for metadata. *next_ms is when
@@ -70,7 +73,7 @@ class ConnectionWait {
  private:
   static constexpr int64_t kLeaderQueryIntervalMs = 1000;
   struct NodeBackoff {
-    int64_t from_ms = 0;     // the last attempt's start, or its failure
+    int64_t started_ms = 0;  // the last attempt's start
     int64_t wait_ms = 0;     // from then until the next may start (jittered)
     int64_t current_ms = 0;  // the next attempt's backoff before jitter
   };

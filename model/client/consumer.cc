@@ -97,7 +97,7 @@ void Consumer::on_connect_error(BrokerId node, kafka::SendError e, bool reported
   // As the producer's (Producer::on_connect_error): no metadata request
   // here; the partitions waiting for this leader ask once a second.
   if (!reported) event(kafka::to_string(e), node);
-  waits_.failed(node, now_ms());  // the backoff runs from the failure
+  waits_.failed(node, now_ms());
   metadata_.note_failure(node);
   pump();  // sets the next attempt, the reconnect backoff from now
 }

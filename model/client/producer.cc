@@ -372,7 +372,7 @@ void Producer::on_connect_error(BrokerId node, kafka::SendError e, bool reported
   // A request that was queued on the connection (a metadata request) has
   // logged the error already.
   if (!reported) event(send_error_name(e), node);
-  waits_.failed(node, now_ms());  // the backoff runs from the failure
+  waits_.failed(node, now_ms());
   metadata_.note_failure(node);
   // No metadata request here: the partitions waiting for this leader ask
   // once a second (send_ready), as librdkafka's topic scan does. (The Java

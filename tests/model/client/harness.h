@@ -49,24 +49,43 @@ class SendingProcess final : public sim::Process {
 
 // Checks that connection attempts paced by the clients' reconnect backoff
 // (client/connection_wait.h, with librdkafka's defaults: reconnect.backoff.ms
-// 100, each wait jittered -25 % to +50 % and the backoff doubled for the
-// next, up to reconnect.backoff.max.ms, `max_ms`) failed at `failures`: the
-// gap between two, less `hang` (how long a failing attempt lasts: the setup
-// timeout for one never answered, next to nothing for a refused one), is a
-// wait of at least 75 ms and at most the cap, and below the cap's reach
-// each wait is one to four times the one before it.
-inline void expect_reconnect_backoff(const std::vector<sim::Time>& failures,
-                                     sim::Duration hang = sim::Duration::zero(), int64_t max_ms = 10000) {
+// 100, the next attempt allowed the backoff later with -25 % to +50 %
+// jitter, the backoff doubled each time up to reconnect.backoff.max.ms,
+// `max_ms`) were refused at `refusals` (a refusal comes a round trip after
+// its attempt starts): each gap is a wait of at least 75 ms and at most the
+// cap, and below the cap's reach each wait is one to four times the one
+// before it and two to eight times the one before that.
+inline void expect_reconnect_backoff(const std::vector<sim::Time>& refusals, int64_t max_ms = 10000) {
   std::vector<int64_t> waits;
-  for (size_t i = 1; i < failures.size(); ++i) waits.push_back((failures[i] - failures[i - 1] - hang).us() / 1000);
+  for (size_t i = 1; i < refusals.size(); ++i) waits.push_back((refusals[i] - refusals[i - 1]).us() / 1000);
   for (size_t i = 0; i < waits.size(); ++i) {
     EXPECT_GE(waits[i], 75) << "wait " << i;
     EXPECT_LE(waits[i], max_ms + 5) << "wait " << i;
-    if (i > 0 && waits[i] < max_ms * 3 / 4) {
-      // 1x at the extremes of the jitter (1.5 b, then 0.75 x 2b); a
-      // refused attempt's round trip adds a little.
+    if (waits[i] >= max_ms * 3 / 4) continue;
+    // The bounds are met at the extremes of the jitter (1.5 b, then
+    // 0.75 x 2b); round trips add a little either way.
+    if (i >= 1) {
       EXPECT_GE(waits[i] * 100, waits[i - 1] * 95) << "wait " << i;
       EXPECT_LE(waits[i], waits[i - 1] * 4 + 5) << "wait " << i;
+    }
+    if (i >= 2) {
+      EXPECT_GE(waits[i] * 100, waits[i - 2] * 190) << "wait " << i;
+    }
+  }
+}
+
+// Checks connection attempts that each hang until their setup timeout,
+// `hang`, and fail then (at `failures`): as librdkafka counts the backoff
+// from an attempt's start, the next starts as soon as the last has failed
+// while the backoff is shorter than the hang (so the first three gaps are
+// the hang itself), never sooner, and never more than the cap (10 s) after.
+inline void expect_hung_attempts(const std::vector<sim::Time>& failures, sim::Duration hang) {
+  for (size_t i = 1; i < failures.size(); ++i) {
+    const sim::Duration gap = failures[i] - failures[i - 1];
+    EXPECT_GE(gap, hang - sim::Duration::millis(2)) << "gap " << i;
+    EXPECT_LE(gap, std::max(hang, sim::Duration::millis(10000)) + sim::Duration::millis(5)) << "gap " << i;
+    if (i <= 3) {
+      EXPECT_LE(gap, hang + sim::Duration::millis(2)) << "gap " << i;
     }
   }
 }

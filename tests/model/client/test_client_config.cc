@@ -300,7 +300,7 @@ TEST(ClientConfigConsumer, EveryKeyWithEffect) {
       {"metadata.max.age.ms", "30000"},
       {"reconnect.backoff.ms", "10"},
       {"socket.connection.setup.timeout.ms", "7000"},
-      {"reconnect.backoff.max.ms", "0"},
+      {"reconnect.backoff.max.ms", "20"},
   });
   EXPECT_EQ(c.bootstrap, (std::vector<BootstrapServer>{{"a", 1}}));
   EXPECT_EQ(c.client_id, "c1");
@@ -320,7 +320,7 @@ TEST(ClientConfigConsumer, EveryKeyWithEffect) {
   EXPECT_EQ(c.metadata_max_age_ms, 30000);
   EXPECT_EQ(c.reconnect_backoff_ms, 10);
   EXPECT_EQ(c.connection_setup_timeout_ms, 7000);
-  EXPECT_EQ(c.reconnect_backoff_max_ms, 0);
+  EXPECT_EQ(c.reconnect_backoff_max_ms, 20);
 }
 
 // --- aliases -------------------------------------------------------------------------
@@ -665,6 +665,19 @@ TEST(ClientConfigConsumer, MaxPollIntervalAtLeastSessionTimeout) {
   expect_error(consumer_error({{"session.timeout.ms", "400000"}}), "session.timeout.ms",
                {"must be at least session.timeout.ms (400000 ms)"});
   EXPECT_EQ(consumer({{"max.poll.interval.ms", "45000"}}).max_poll_interval_ms, 45000);
+}
+
+// librdkafka refuses a reconnect.backoff.max.ms below reconnect.backoff.ms;
+// the error names the key given (the cap, when both are).
+TEST(ClientConfigKeys, TheReconnectBackoffCapIsAtLeastTheBackoff) {
+  expect_error(producer_error({{"reconnect.backoff.ms", "500"}, {"reconnect.backoff.max.ms", "200"}}),
+               "reconnect.backoff.max.ms",
+               {"reconnect.backoff.max.ms (200 ms) must be at least reconnect.backoff.ms (500 ms)"});
+  expect_error(consumer_error({{"group.id", "g"}, {"reconnect.backoff.ms", "20000"}}), "reconnect.backoff.ms",
+               {"reconnect.backoff.max.ms (10000 ms) must be at least reconnect.backoff.ms (20000 ms)"});
+  expect_error(consumer_error({{"group.id", "g"}, {"reconnect.backoff.max.ms", "50"}}),
+               "reconnect.backoff.max.ms", {"must be at least reconnect.backoff.ms (100 ms)"});
+  EXPECT_EQ(producer({{"reconnect.backoff.ms", "0"}, {"reconnect.backoff.max.ms", "0"}}).reconnect_backoff_max_ms, 0);
 }
 
 TEST(ClientConfigConsumer, RequestTimeoutMustExceedFetchWait) {
