@@ -36,11 +36,12 @@ void ConnectionWait::failed(kafka::BrokerId node, int64_t now_ms) {
   if (first) attempt(it->second, true, now_ms);  // another request's connection
 }
 
-bool ConnectionWait::query_due(int64_t now_ms, int64_t* next_ms) {
-  const int64_t tick = (now_ms + kLeaderQueryIntervalMs - 1) / kLeaderQueryIntervalMs * kLeaderQueryIntervalMs;
-  *next_ms = tick == now_ms ? now_ms + kLeaderQueryIntervalMs : tick;
-  if (tick != now_ms || last_query_ms_ == now_ms) return false;
-  last_query_ms_ = now_ms;
+bool ScanTimer::due(int64_t now_ms, int64_t* next_ms) {
+  const int64_t ticks = std::max<int64_t>(1, (now_ms - start_ms_ + kIntervalMs - 1) / kIntervalMs);
+  const int64_t tick = start_ms_ + ticks * kIntervalMs;
+  *next_ms = tick == now_ms ? now_ms + kIntervalMs : tick;
+  if (tick != now_ms || last_ms_ == now_ms) return false;
+  last_ms_ = now_ms;
   return true;
 }
 

@@ -5,10 +5,13 @@
 // (initiateConnect) once the reconnect backoff allows (ClusterConnectionStates).
 // So a request for a leader that cannot be reached waits, unsent and with
 // no try counted, while the client connects, and, while anything waits, the
-// client asks for metadata on each whole second of virtual time:
-// librdkafka's 1 s topic scan (rd_kafka_topic_scan_all) re-queries a
-// partition whose leader's broker is down (rd_kafka_toppar_needs_query), so
-// a new leader is learnt within a second of its election.
+// client asks for metadata once a second: librdkafka's 1 s timer, started
+// with the client (rd_kafka_1s_tmr_cb), scans the topics
+// (rd_kafka_topic_scan_all) and re-queries a partition whose leader's broker
+// is down (rd_kafka_toppar_needs_query), so a new leader is learnt within a
+// second of its election. The model's ticks are whole seconds from the
+// client's start, so clients started at different times ask at different
+// moments.
 //
 // The reconnect backoff is librdkafka's (rd_kafka_broker_update_reconnect_
 // backoff): as an attempt to a node starts, the next one is allowed the
@@ -38,15 +41,30 @@
 
 namespace client {
 
+// librdkafka's 1 s timer, started with the client: ticks at start + 1 s,
+// start + 2 s, ... due() is true once on each tick (at the tick itself)
+// and says when the next one is.
+class ScanTimer {
+ public:
+  explicit ScanTimer(int64_t start_ms) : start_ms_(start_ms) {}
+  bool due(int64_t now_ms, int64_t* next_ms);
+
+ private:
+  static constexpr int64_t kIntervalMs = 1000;
+  int64_t start_ms_;
+  int64_t last_ms_ = -1;  // the tick last found due
+};
+
 class ConnectionWait {
  public:
   struct Backoff {
     int32_t initial_ms = 100;   // reconnect.backoff.ms
     int32_t max_ms = 10000;     // reconnect.backoff.max.ms
   };
-  // Jitter is drawn from `rng` (the owning process's).
-  ConnectionWait(kafka::NetworkClient& net, sim::Rng& rng, Backoff backoff)
-      : net_(net), rng_(rng), backoff_(backoff) {}
+  // Jitter is drawn from `rng` (the owning process's); the client started
+  // at `start_ms`.
+  ConnectionWait(kafka::NetworkClient& net, sim::Rng& rng, Backoff backoff, int64_t start_ms)
+      : net_(net), rng_(rng), backoff_(backoff), scan_(start_ms) {}
 
   // Whether `node` is connected at `address`. If not: a connection to it
   // being opened gets `failed` too (opened by another request, say);
@@ -65,13 +83,12 @@ class ConnectionWait {
   // A connection to `node` failed at now_ms: for a node not tried before
   // (another request opened it) that was an attempt.
   void failed(kafka::BrokerId node, int64_t now_ms);
-  // Called while something waits for a leader's connection. True on a whole
-  // second not asked on before: time to ask for metadata. *next_ms is when
-  // to look again (the next whole second).
-  bool query_due(int64_t now_ms, int64_t* next_ms);
+  // Called while something waits for a leader's connection. True on a tick
+  // of the 1 s timer (a whole second after the start) not asked on before:
+  // time to ask for metadata. *next_ms is when to look again (the next tick).
+  bool query_due(int64_t now_ms, int64_t* next_ms) { return scan_.due(now_ms, next_ms); }
 
  private:
-  static constexpr int64_t kLeaderQueryIntervalMs = 1000;
   struct NodeBackoff {
     int64_t started_ms = 0;  // the last attempt's start
     int64_t wait_ms = 0;     // from then until the next may start (jittered)
@@ -88,8 +105,7 @@ class ConnectionWait {
   sim::Rng& rng_;
   Backoff backoff_;
   std::map<kafka::BrokerId, NodeBackoff> nodes_;  // nodes attempted so far
-  // The whole second on which metadata was last asked for.
-  int64_t last_query_ms_ = -1;
+  ScanTimer scan_;
 };
 
 }  // namespace client

@@ -22,7 +22,8 @@ Consumer::Consumer(sim::ProcessContext& ctx, ConsumerConfig config, ConsumerList
                                   config_.reconnect_backoff_ms, config_.metadata_max_age_ms},
                 [this](const std::string& e, int32_t node) { event(e, node); },
                 [this] { on_metadata(); }),
-      waits_(net_, ctx.rng(), {config_.reconnect_backoff_ms, config_.reconnect_backoff_max_ms}) {}
+      waits_(net_, ctx.rng(), {config_.reconnect_backoff_ms, config_.reconnect_backoff_max_ms},
+             ctx.now().us() / 1000) {}
 
 void Consumer::event(const std::string& name, int32_t node) {
   ctx_.trace("client_error", {{"error", name}, {"node", node}});

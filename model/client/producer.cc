@@ -105,7 +105,8 @@ Producer::Producer(sim::ProcessContext& ctx, ProducerConfig config, ClientListen
                                   config_.reconnect_backoff_ms, config_.metadata_max_age_ms},
                 [this](const std::string& e, int32_t node) { event(e, node); },
                 [this] { on_metadata(); }),
-      waits_(net_, ctx.rng(), {config_.reconnect_backoff_ms, config_.reconnect_backoff_max_ms}) {}
+      waits_(net_, ctx.rng(), {config_.reconnect_backoff_ms, config_.reconnect_backoff_max_ms},
+             ctx.now().us() / 1000) {}
 
 std::string Producer::send_error_name(kafka::SendError e) { return kafka::to_string(e); }
 
