@@ -26,7 +26,8 @@
 // attempt only for a node not tried before, as one that started when it
 // failed.
 //
-// The producer's batches and the consumer's fetches use it. The owner keeps
+// The producer's batches and the consumer's fetches and offset lookups
+// (ListOffsets) use it. The owner keeps
 // its own wake-up timer: ready() and query_due() say when to look again.
 // Times are in whole milliseconds, as the clients keep them.
 #pragma once
@@ -84,8 +85,9 @@ class ConnectionWait {
   // (another request opened it) that was an attempt.
   void failed(kafka::BrokerId node, int64_t now_ms);
   // Called while something waits for a leader's connection. True on a tick
-  // of the 1 s timer (a whole second after the start) not asked on before:
-  // time to ask for metadata. *next_ms is when to look again (the next tick).
+  // of the 1 s timer (a whole number of seconds after the start) not asked
+  // on before: time to ask for metadata. *next_ms is when to look again (the
+  // next tick).
   bool query_due(int64_t now_ms, int64_t* next_ms) { return scan_.due(now_ms, next_ms); }
 
  private:

@@ -168,6 +168,31 @@ TEST(ConsumerConnection, TheLabConsumerFailsEachFetchAndAsksForMetadataEachTime)
   EXPECT_GE(run.metadata_requests, down_ms / 100 / 2) << down_ms << " ms down";
 }
 
+// While it waits, the consumer asks for metadata on the ticks of a 1 s
+// timer started with it (librdkafka's), here 400 ms past a whole second of
+// virtual time, not on the virtual clock's whole seconds.
+TEST(ConsumerConnection, MetadataIsAskedOnTheTicksOfATimerStartedWithTheConsumer) {
+  Readers r;
+  const int64_t now_ms = r.c.world().now().us() / 1000;
+  r.c.run_for(Duration::millis(1000 + 400 - now_ms % 1000));
+  const int64_t start_ms = r.c.world().now().us() / 1000;
+  ASSERT_EQ(start_ms % 1000, 400);
+  r.start_reader({});
+  const auto metadata = consumer_records(r.c, "metadata_request");
+  const Time killed = r.kill_leader_until_moved();
+  const Time moved = r.c.world().now();
+  int64_t on_ticks = 0;
+  int64_t total = 0;
+  for (Time t : *metadata) {
+    if (t < killed || t >= moved) continue;
+    ++total;
+    if (t.us() % 1000 == 0 && (t.us() / 1000 - start_ms) % 1000 == 0) ++on_ticks;
+  }
+  const int64_t down_s = (moved - killed).us() / 1000000;
+  EXPECT_GE(on_ticks, down_s - 3) << total << " asked";
+  EXPECT_LE(total - on_ticks, 3) << on_ticks << " on ticks";
+}
+
 // A consumer that starts while the leader refuses connections has no
 // position yet: its ListOffsets waits like a fetch, and it finds its
 // position at the new leader once leadership moves.

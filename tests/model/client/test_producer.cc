@@ -290,6 +290,42 @@ TEST(ProducerConnection, TheReconnectBackoffStopsGrowingAtItsMaximum) {
   expect_reconnect_backoff(down, 1000);
 }
 
+// While a batch waits for its leader, the producer asks for metadata on the
+// ticks of a 1 s timer started with it (librdkafka's), here 400 ms past a
+// whole second of virtual time, not on the virtual clock's whole seconds.
+TEST(ProducerConnection, MetadataIsAskedOnTheTicksOfATimerStartedWithTheProducer) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
+  start_one_partition_cluster(c);
+  const BrokerId leader = c.state({"t", 0})->leader;
+  const int64_t now_ms = c.world().now().us() / 1000;
+  c.run_for(Duration::millis(1000 + 400 - now_ms % 1000));
+  const int64_t start_ms = c.world().now().us() / 1000;
+  ASSERT_EQ(start_ms % 1000, 400);
+  SendingProcess* p = start_sending_process(
+      c, producer_config({{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092,10.0.1.3:9092"}, {"acks", "1"}},
+                         /*wait_for_connection=*/true));
+  warm_up(c, p);
+  auto metadata = std::make_shared<std::vector<Time>>();
+  c.world().trace().add_observer([metadata](const sim::TraceRecord& r) {
+    if (r.process == "producer" && r.kind == "metadata_request") metadata->push_back(r.time);
+  });
+  c.kill_broker(leader);
+  const Time killed = c.world().now();
+  p->producer().send("t", std::nullopt, 1, 100, [](const client::DeliveryReport&) {});
+  ASSERT_TRUE(c.run_until([&] { return c.state({"t", 0})->leader != leader; }, Duration::seconds(60)));
+  const Time moved = c.world().now();
+  int64_t on_ticks = 0;
+  int64_t total = 0;
+  for (Time t : *metadata) {
+    if (t >= moved) continue;
+    ++total;
+    if (t.us() % 1000 == 0 && (t.us() / 1000 - start_ms) % 1000 == 0) ++on_ticks;
+  }
+  const int64_t down_s = (moved - killed).us() / 1000000;
+  EXPECT_GE(on_ticks, down_s - 3) << total << " asked";
+  EXPECT_LE(total - on_ticks, 3) << on_ticks << " on ticks";
+}
+
 TEST(ProducerConnection, TheLabProducerFailsEachTryAgainstARefusedLeader) {
   // aiokafka sends to a node it cannot connect to and the batch fails
   // (NodeNotReadyError): a retry per batch per retry.backoff.ms.
