@@ -80,7 +80,12 @@ void Consumer::request_failed(BrokerId leader, kafka::SendError e) {
   backoff(leader);
 }
 
-void Consumer::schedule_pump(int64_t at_ms) { pump_wakeup_.at(ctx_, at_ms, [this] { pump(); }); }
+void Consumer::schedule_pump(int64_t at_ms) {
+  // Due at that millisecond, or now if it has passed; a pump due no later
+  // stands.
+  pump_timer_.arm(ctx_, std::max(ctx_.now(), sim::Time::zero() + sim::Duration::millis(at_ms)),
+                  [this] { pump(); });
+}
 
 bool Consumer::leader_ready(BrokerId leader) {
   const auto address = metadata_.address(leader);

@@ -26,7 +26,7 @@
 #include "model/client/connection_wait.h"
 #include "model/client/metadata.h"
 #include "model/client/producer.h"
-#include "model/client/wakeup.h"
+#include "sim/deadline_timer.h"
 
 namespace client {
 
@@ -102,7 +102,7 @@ class Consumer {
   // wait_for_connection: the reconnect backoff and the metadata queries
   // while a fetch waits for its leader's connection.
   ConnectionWait waits_;
-  Wakeup pump_wakeup_;  // schedule_pump's
+  sim::DeadlineTimer pump_timer_;  // schedule_pump's
 };
 
 }  // namespace client

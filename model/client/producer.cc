@@ -207,7 +207,12 @@ void Producer::enqueue(const TopicPartition& tp, Pending record) {
 
 // --- the sender ----------------------------------------------------------------------
 
-void Producer::schedule_pump(int64_t at_ms) { pump_wakeup_.at(ctx_, at_ms, [this] { pump(); }); }
+void Producer::schedule_pump(int64_t at_ms) {
+  // Due at that millisecond, or now if it has passed; a pump due no later
+  // stands.
+  pump_timer_.arm(ctx_, std::max(ctx_.now(), sim::Time::zero() + sim::Duration::millis(at_ms)),
+                  [this] { pump(); });
+}
 
 void Producer::pump() {
   expire_batches();

@@ -39,7 +39,7 @@
 #include "model/client/config.h"
 #include "model/client/connection_wait.h"
 #include "model/client/metadata.h"
-#include "model/client/wakeup.h"
+#include "sim/deadline_timer.h"
 #include "model/kafka/network_client.h"
 
 namespace client {
@@ -167,7 +167,7 @@ class Producer {
   std::map<std::string, int32_t> sticky_;        // topic -> partition (sticky partitioner)
   std::map<std::string, uint32_t> round_robin_;  // topic -> counter
   size_t outstanding_ = 0;
-  Wakeup pump_wakeup_;  // schedule_pump's
+  sim::DeadlineTimer pump_timer_;  // schedule_pump's
   // wait_for_connection: the reconnect backoff and the metadata queries
   // while a batch waits for its leader's connection.
   ConnectionWait waits_;

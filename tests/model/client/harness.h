@@ -90,6 +90,24 @@ inline void expect_hung_attempts(const std::vector<sim::Time>& failures, sim::Du
   }
 }
 
+// Checks that a client started at `start_ms` (a virtual millisecond) asked
+// for metadata, at `asked`, between `from` and `to` on the ticks of a 1 s
+// timer started with it (client/connection_wait.h): once a tick, all but
+// three of the seconds in between, and at most three times off them.
+inline void expect_metadata_on_ticks(const std::vector<sim::Time>& asked, sim::Time from, sim::Time to,
+                                     int64_t start_ms) {
+  int64_t on_ticks = 0;
+  int64_t total = 0;
+  for (sim::Time t : asked) {
+    if (t < from || t >= to) continue;
+    ++total;
+    if (t.us() % 1000 == 0 && (t.us() / 1000 - start_ms) % 1000 == 0) ++on_ticks;
+  }
+  const int64_t seconds = (to - from).us() / 1000000;
+  EXPECT_GE(on_ticks, seconds - 3) << total << " asked";
+  EXPECT_LE(total - on_ticks, 3) << on_ticks << " on ticks";
+}
+
 // A SendingProcess on a host of its own ("app", 10.0.9.7: one per cluster)
 // in `c`, started, with a producer configured by `config`, or by
 // `properties` (librdkafka's names).

@@ -181,16 +181,7 @@ TEST(ConsumerConnection, MetadataIsAskedOnTheTicksOfATimerStartedWithTheConsumer
   const auto metadata = consumer_records(r.c, "metadata_request");
   const Time killed = r.kill_leader_until_moved();
   const Time moved = r.c.world().now();
-  int64_t on_ticks = 0;
-  int64_t total = 0;
-  for (Time t : *metadata) {
-    if (t < killed || t >= moved) continue;
-    ++total;
-    if (t.us() % 1000 == 0 && (t.us() / 1000 - start_ms) % 1000 == 0) ++on_ticks;
-  }
-  const int64_t down_s = (moved - killed).us() / 1000000;
-  EXPECT_GE(on_ticks, down_s - 3) << total << " asked";
-  EXPECT_LE(total - on_ticks, 3) << on_ticks << " on ticks";
+  expect_metadata_on_ticks(*metadata, killed, moved, start_ms);
 }
 
 // A consumer that starts while the leader refuses connections has no

@@ -314,16 +314,7 @@ TEST(ProducerConnection, MetadataIsAskedOnTheTicksOfATimerStartedWithTheProducer
   p->producer().send("t", std::nullopt, 1, 100, [](const client::DeliveryReport&) {});
   ASSERT_TRUE(c.run_until([&] { return c.state({"t", 0})->leader != leader; }, Duration::seconds(60)));
   const Time moved = c.world().now();
-  int64_t on_ticks = 0;
-  int64_t total = 0;
-  for (Time t : *metadata) {
-    if (t >= moved) continue;
-    ++total;
-    if (t.us() % 1000 == 0 && (t.us() / 1000 - start_ms) % 1000 == 0) ++on_ticks;
-  }
-  const int64_t down_s = (moved - killed).us() / 1000000;
-  EXPECT_GE(on_ticks, down_s - 3) << total << " asked";
-  EXPECT_LE(total - on_ticks, 3) << on_ticks << " on ticks";
+  expect_metadata_on_ticks(*metadata, killed, moved, start_ms);
 }
 
 TEST(ProducerConnection, TheLabProducerFailsEachTryAgainstARefusedLeader) {
