@@ -1,6 +1,8 @@
 // The example in README.md, compiled and checked, so the README stays true.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include <fmt/format.h>
 
 #include "sim/world.h"
@@ -72,7 +74,14 @@ TEST(ReadmeExample, PowerOffIsSilenceUntilTheClientsOwnTimeout) {
   EXPECT_NE(trace.find("reply  n=5"), std::string::npos) << trace;
   EXPECT_EQ(trace.find("reply  n=6"), std::string::npos) << trace;
   EXPECT_EQ(trace.find("closed"), std::string::npos) << trace;
-  EXPECT_NE(trace.find("request_timed_out  n=6"), std::string::npos) << trace;
+  const size_t timed_out = trace.find("request_timed_out  n=6");
+  ASSERT_NE(timed_out, std::string::npos) << trace;
+  // At 10.0s, as the README says: request 6 went a second after reply 5,
+  // just after the power went at 5 s, and its timeout is 5 s.
+  const size_t line = trace.rfind('\n', timed_out) + 1;  // npos + 1 == 0 on the first line
+  const double at_s = std::stod(trace.substr(line, trace.find('s', line) - line));
+  EXPECT_GE(at_s, 10.0) << trace.substr(line, timed_out - line);
+  EXPECT_LT(at_s, 10.1) << trace.substr(line, timed_out - line);
 }
 
 }  // namespace

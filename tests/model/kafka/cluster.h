@@ -1,7 +1,7 @@
 // A small DSL for Kafka scenario tests: a ZooKeeper ensemble and brokers,
 // each on a host of its own (or sharing hosts), and a client process that
-// sends raw protocol requests — enough to drive the brokers before the real
-// producers and consumers exist.
+// sends raw protocol requests — enough to drive the brokers in tests below the
+// client library (model/client/).
 //
 //   Cluster c({.brokers = 3});
 //   c.start();

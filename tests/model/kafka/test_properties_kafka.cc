@@ -1009,9 +1009,8 @@ TEST(KafkaProperties, SameCaseSameTrace) {
 }
 
 // --- counterexamples, shrunk, as plain tests ---------------------------------------------
-// Each is a case the properties found, shrunk, with what it showed. The ones
-// still disabled show a model bug that is not fixed yet: run one with
-// --gtest_also_run_disabled_tests (and KAFKASIM_PROP_TRACE=1 for its trace).
+// Each is a case the properties found, shrunk, with what it showed, and the
+// commit that fixed it (KAFKASIM_PROP_TRACE=1 prints a case's trace).
 
 // Found by AcknowledgedWritesSurvive (fixed in e522c47): the leader adds a
 // follower back to the ISR with a ZooKeeper write; while the write was in

@@ -131,7 +131,8 @@ TEST(ScenarioRun, ExitCodesFollowTheExpectations) {
   // A field the verdict does not have is bad input, not a failure.
   const RunResult error = run_scenario(small(R"({"expect": ["lsot == 0"]})"), 1);
   EXPECT_EQ(error.exit_code(), kExitBadInput);
-  EXPECT_NE(error.expectations[0].detail.find("lost"), std::string::npos) << error.expectations[0].detail;
+  EXPECT_NE(error.expectations[0].detail.find("(did you mean 'lost'?)"), std::string::npos)
+      << error.expectations[0].detail;
   const nlohmann::json line = failed.to_json();
   EXPECT_EQ(line["exit"], kExitFailed);
   EXPECT_EQ(line["seed"], 1);

@@ -141,6 +141,9 @@ TEST(ZkProperty, SafeAndDurableUnderKillsPausesAndPartitions) {
     RC_ASSERT(live);
     w.stop = true;
     e.run_for(Duration::seconds(10));
+    // The writer ran on through the 10 s after the heal: something was
+    // acknowledged, or the check below would check nothing.
+    RC_ASSERT(!w.acked.empty());
     const Server* leader = e.server(*e.leader());
     for (const std::string& path : w.acked) {
       if (leader->tree().find(path) == nullptr) {
