@@ -136,7 +136,7 @@ class Progress {
 };
 
 // The same seed twice must be the same result (runs are deterministic): a
-// difference is reported, and the first result of each seed is the one kept.
+// difference is reported, and by_seed keeps the worse of them.
 void warn_conflicting_duplicates(const std::vector<SeedResult>& results, const char* command) {
   std::vector<SeedResult> sorted = results;
   std::stable_sort(sorted.begin(), sorted.end(),
@@ -183,6 +183,12 @@ int cmd_sweep(const std::vector<std::string>& argv) {
   uint64_t jobs = a.value("jobs") ? parse_uint("sweep", "--jobs", *a.value("jobs"), 1, 1024) : 2;
   Shard shard = a.value("shard") ? parse_shard("sweep", *a.value("shard")) : Shard{};
   if (shard.size(range) > 100'000'000) a.fail("--seeds: more than 100 million seeds in one sweep; use --shard");
+  if (shard.size(range) == 0) {
+    // A sweep of nothing would pass a CI job unchecked (merge refuses the same).
+    a.fail(fmt::format("--shard {}/{}: seeds {}..{} are only {}, so this shard has none (shard I of N takes "
+                       "every N-th seed from the I-th)",
+                       shard.index, shard.count, range.first, range.last, range.last - range.first + 1));
+  }
   bool resume = a.flag("resume");
   std::optional<std::string> junit = a.value("junit");
   const std::string& file = a.positionals()[0];
@@ -358,7 +364,9 @@ int cmd_merge(const std::vector<std::string>& argv) {
   std::optional<std::pair<std::string, std::string>> first_hash;  // (dir, hash)
   for (const std::string& d : a.positionals()) {
     std::filesystem::path p = std::filesystem::path(d) / "results.jsonl";
-    if (!std::filesystem::is_regular_file(p)) throw BadInput(fmt::format("{}: no results.jsonl in this directory", d));
+    std::error_code exists_ec;
+    if (!std::filesystem::exists(p, exists_ec)) throw BadInput(fmt::format("{}: no results.jsonl in this directory", d));
+    if (!std::filesystem::is_regular_file(p, exists_ec)) throw BadInput(fmt::format("{}: not a regular file", p.string()));
     ResultsFile f = read_results(p);
     if (f.partial_tail) {
       std::fprintf(stderr, "kafkasim merge: %s ends with a partial line (an interrupted sweep); ignoring it\n",

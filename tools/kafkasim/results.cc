@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "model/scenario/json_input.h"
 #include "tools/kafkasim/args.h"
 
 namespace cli {
@@ -61,6 +62,12 @@ SeedResult parse_result_line(const nlohmann::json& j) {
   r.seed = seed->get<uint64_t>();
   const nlohmann::json* code = lookup(j, {"exit_code", "exit"});
   if (code == nullptr || !code->is_number_integer()) throw std::runtime_error("no \"exit\" (an integer)");
+  // What `kafkasim run` exits with for a seed (0 held, 1 failed, 2 bad
+  // input, 3 invariant broken): anything else was not written by a sweep,
+  // and would count as neither a pass nor a failure.
+  if (!code->is_number_unsigned() || code->get<uint64_t>() > 3) {
+    throw std::runtime_error(fmt::format("\"exit\" is {}: not an exit code of a seed (0 to 3)", code->dump()));
+  }
   r.exit_code = code->get<int>();
   if (const nlohmann::json* x = lookup(j, {"scenario"}); x != nullptr && x->is_string()) r.scenario = x->get<std::string>();
   const nlohmann::json* hash = lookup(j, {"scenario_hash", "hash"});
@@ -130,9 +137,12 @@ ResultsFile read_results(const std::filesystem::path& path) {
     if (line.empty()) continue;
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception&) {
-      throw BadInput(fmt::format("{}: line {}: not JSON (not a line kafkasim sweep writes)", path.string(), line_no));
+      // The scenario reader's parser: it refuses JSON nested deeper than any
+      // result line (the recursive parse would overflow the stack first).
+      j = scenario::parse_json(path.string(), line);
+    } catch (const scenario::InputError& e) {
+      throw BadInput(fmt::format("{}: line {}: not JSON (not a line kafkasim sweep writes): {}", path.string(),
+                                 line_no, e.message()));
     }
     try {
       out.results.push_back(parse_result_line(j));
@@ -144,8 +154,25 @@ ResultsFile read_results(const std::filesystem::path& path) {
 }
 
 std::vector<SeedResult> by_seed(std::vector<SeedResult> results) {
-  std::stable_sort(results.begin(), results.end(),
-                   [](const SeedResult& a, const SeedResult& b) { return a.seed < b.seed; });
+  // Of two results of one seed (which only a determinism bug, or results of
+  // different builds, can make differ) the one kept must not depend on the
+  // order the files were read in: the worse exit code, then the smaller line.
+  std::vector<std::string> text;
+  text.reserve(results.size());
+  for (const SeedResult& r : results) text.push_back(r.line.dump());
+  std::vector<size_t> order(results.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const SeedResult& x = results[a];
+    const SeedResult& y = results[b];
+    if (x.seed != y.seed) return x.seed < y.seed;
+    if (x.exit_code != y.exit_code) return x.exit_code > y.exit_code;
+    return text[a] < text[b];
+  });
+  std::vector<SeedResult> sorted;
+  sorted.reserve(results.size());
+  for (size_t i : order) sorted.push_back(std::move(results[i]));
+  results = std::move(sorted);
   auto last = std::unique(results.begin(), results.end(),
                           [](const SeedResult& a, const SeedResult& b) { return a.seed == b.seed; });
   results.erase(last, results.end());
