@@ -1,6 +1,8 @@
 #include "model/scenario/json_input.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -171,6 +173,11 @@ Value ObjectReader::required(std::string_view key) {
   std::optional<Value> v = optional(key);
   if (!v) value_.fail(fmt::format("missing the required field \"{}\"", key));
   return *v;
+}
+
+void ObjectReader::fail_at(std::string_view key, const std::string& message) {
+  if (std::optional<Value> v = optional(key)) v->fail(message);
+  value_.fail(fmt::format("\"{}\" (not given, so at its default): {}", key, message));
 }
 
 int64_t ObjectReader::integer(std::string_view key, int64_t min, int64_t max) {
@@ -401,9 +408,21 @@ std::optional<std::string> read_file_text(const std::string& path) {
   return text.str();
 }
 
+std::string why_unreadable(const std::string& path) {
+  if (path.empty()) return "an empty file name";
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) {
+    return ec && ec != std::errc::no_such_file_or_directory ? ec.message() : "no such file";
+  }
+  if (std::filesystem::is_directory(st)) return "it is a directory";
+  std::ifstream in(path, std::ios::binary);
+  return in ? "a read error" : std::strerror(errno);
+}
+
 nlohmann::json read_json_file(const std::string& file) {
   const std::optional<std::string> text = read_file_text(file);
-  if (!text) throw InputError(file, "", "cannot read the file");
+  if (!text) throw InputError(file.empty() ? "\"\"" : file, "", "cannot read the file: " + why_unreadable(file));
   return parse_json(file, *text);
 }
 

@@ -98,6 +98,11 @@ class ObjectReader {
   // A {"key": value} object of properties, values as as_property_value.
   std::map<std::string, std::string> properties(std::string_view key);
 
+  // An error about a field that may have been left out (its default then in
+  // effect): at the field when it is there, else at this object, naming it.
+  // The field counts as read.
+  [[noreturn]] void fail_at(std::string_view key, const std::string& message);
+
   // Fields that were not read are errors, with a did-you-mean among the
   // fields that were (or could have been) read. `also_known` lists fields a
   // caller accepts but did not read this time (alternatives, say).
@@ -116,6 +121,9 @@ std::string child_path(const std::string& parent, std::string_view key);
 nlohmann::json parse_json(const std::string& file, std::string_view text);
 // A file's bytes; nullopt when it cannot be read, is a directory or the name is empty.
 std::optional<std::string> read_file_text(const std::string& path);
+// Why read_file_text gave nullopt for `path`: "no such file", "it is a
+// directory", "an empty file name" or the system's reason.
+std::string why_unreadable(const std::string& path);
 // Reads and parses a file; a file that cannot be read is an InputError.
 nlohmann::json read_json_file(const std::string& file);
 

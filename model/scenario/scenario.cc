@@ -90,7 +90,7 @@ int64_t seconds_to_us(double s) { return static_cast<int64_t>(std::llround(s * 1
 
 std::string read_text_file(const Value& where, const std::string& path) {
   std::optional<std::string> text = read_file_text(path);
-  if (!text) where.fail(fmt::format("cannot read the file \"{}\"", path));
+  if (!text) where.fail(fmt::format("cannot read the file \"{}\": {}", path, why_unreadable(path)));
   return std::move(*text);
 }
 
@@ -123,6 +123,17 @@ bool valid_address(const std::string& a) {
     if (j == a.size()) break;
   }
   return parts == 4;
+}
+
+// Why a well-formed address cannot be a host's own (the address other hosts
+// reach it at), or nullopt: the ranges RFC 6890 reserves for other purposes.
+std::optional<std::string> unusable_host_address(const std::string& a) {
+  const int first = std::stoi(a.substr(0, a.find('.')));
+  if (first == 0) return "0.0.0.0/8 is \"this network\" (0.0.0.0 is the non-routable meta-address): no host answers at it";
+  if (first == 127) return "127.0.0.0/8 is loopback: every host's own, which no other host can reach";
+  if (first >= 224 && first <= 239) return "224.0.0.0/4 is multicast, not one host's address";
+  if (first >= 240) return "240.0.0.0/4 is reserved (255.255.255.255 is the broadcast address), not one host's address";
+  return std::nullopt;
 }
 
 class Loader {
@@ -313,6 +324,9 @@ class Loader {
       r.required("address").fail(fmt::format(
           "expected an IPv4 address such as \"10.0.0.1\" (four numbers from 0 to 255, no leading zeros), got \"{}\"",
           h.address));
+    }
+    if (auto why = unusable_host_address(h.address)) {
+      r.required("address").fail(fmt::format("{} cannot be a host's address: {}", h.address, *why));
     }
     for (const HostSpec& other : s_.hosts) {
       if (other.address == h.address) {
@@ -624,11 +638,6 @@ class Loader {
       w.options.value_size = static_cast<int32_t>(r.integer("value_size", 75, 1, 1 << 20));
       w.options.poll_timeout = sim::Duration::millis(r.integer("poll_timeout_ms", 500, 1, 3'600'000));
       w.consumer_head_start_us = seconds_to_us(r.number("consumer_head_start_s", 2, 0, kMaxSeconds));
-      if (!w.producer.empty() && w.consumer_head_start_us >= s_.duration_us) {
-        r.required("consumer_head_start_s")
-            .fail(fmt::format("the producer would start {} s in, not before the end of the run (duration_s {})",
-                              w.consumer_head_start_us / 1e6, s_.duration_us / 1e6));
-      }
       w.producer_config = producer_config(client::lab_producer_defaults());
       w.consumer_config = consumer_config(client::lab_consumer_defaults());
     } else {
@@ -677,7 +686,15 @@ class Loader {
         r.value().fail(e.what());
       }
     }
+    // Unknown fields before the checks between fields: a misspelt
+    // consumer_head_start_s must be named, not show up as its default failing.
     r.finish();
+    if (const LabWorkload& w = s_.workload.lab;
+        s_.workload.type == "lab" && !w.producer.empty() && w.consumer_head_start_us >= s_.duration_us) {
+      r.fail_at("consumer_head_start_s",
+                fmt::format("the producer would start {} s in, not before the end of the run (duration_s {})",
+                            w.consumer_head_start_us / 1e6, s_.duration_us / 1e6));
+    }
     for (const ClientSpec& c : s_.clients) {
       if (used.count(c.name) == 0) {
         throw InputError(file_, c.path, fmt::format("client \"{}\" has no role in the {} workload ({})", c.name,
@@ -697,14 +714,6 @@ class Loader {
     }
     e.fsync_latency_min_us = seconds_to_us(r.number("fsync_latency_min_ms", 0.5, 0, 60'000) / 1000);
     e.fsync_latency_max_us = seconds_to_us(r.number("fsync_latency_max_ms", 5, 0, 60'000) / 1000);
-    if (e.fsync_latency_max_us < e.fsync_latency_min_us) {
-      if (r.has("fsync_latency_max_ms")) {
-        r.required("fsync_latency_max_ms").fail("fsync_latency_max_ms is below fsync_latency_min_ms");
-      }
-      r.required("fsync_latency_min_ms")
-          .fail(fmt::format("{} ms is above fsync_latency_max_ms (by default {} ms); set that too",
-                            e.fsync_latency_min_us / 1e3, e.fsync_latency_max_us / 1e3));
-    }
     if (std::optional<Value> w = r.optional("writeback_delay_s")) {
       if (w->json().is_null()) e.writeback_delay_us.reset();
       else e.writeback_delay_us = seconds_to_us(w->as_number(0, kMaxSeconds));
@@ -712,7 +721,16 @@ class Loader {
     e.restart = r.choice("restart", "no", {"no", "always"}) == "always" ? sim::RestartPolicy::always
                                                                       : sim::RestartPolicy::no;
     e.restart_delay_us = seconds_to_us(r.number("restart_delay_s", 10, 0, 3600));
+    // Unknown fields first: a misspelt fsync_latency_max_ms must be named,
+    // not show up as its default being below the minimum.
     r.finish();
+    if (e.fsync_latency_max_us < e.fsync_latency_min_us) {
+      if (r.has("fsync_latency_max_ms")) {
+        r.fail_at("fsync_latency_max_ms", "fsync_latency_max_ms is below fsync_latency_min_ms");
+      }
+      r.fail_at("fsync_latency_min_ms", fmt::format("{} ms is above fsync_latency_max_ms (by default {} ms); set that too",
+                                                    e.fsync_latency_min_us / 1e3, e.fsync_latency_max_us / 1e3));
+    }
   }
 
   void check_name(const Value& v, const std::string& name, std::set<std::string>& seen, const char* what) {
@@ -810,6 +828,9 @@ class Loader {
         if (!valid_address(f.address)) {
           r.required("address").fail(fmt::format(
               "expected an IPv4 address (four numbers from 0 to 255, no leading zeros), got \"{}\"", f.address));
+        }
+        if (auto why = unusable_host_address(f.address)) {
+          r.required("address").fail(fmt::format("{} cannot be a host's address: {}", f.address, *why));
         }
         // Whether another host holds the address at that moment (a host may
         // take one another has left) is check_address_moves's question.
@@ -921,15 +942,19 @@ class Loader {
     n.mean_interval_us = seconds_to_us(r.number("mean_interval_s", 30, 0.001, kMaxSeconds));
     n.min_duration_us = seconds_to_us(r.number("min_duration_s", 5, 0, kMaxSeconds));
     n.max_duration_us = seconds_to_us(r.number("max_duration_s", 30, 0, kMaxSeconds));
-    if (n.max_duration_us < n.min_duration_us) {
-      r.required("max_duration_s").fail("max_duration_s is below min_duration_s");
-    }
     n.quiet_us = seconds_to_us(r.number("quiet_s", 60, 0, kMaxSeconds));
+    // Unknown fields first: a misspelt one (quite_s) would otherwise show up
+    // only as its default breaking a check between fields.
+    r.finish();
+    if (n.max_duration_us < n.min_duration_us) {
+      r.fail_at("max_duration_s", fmt::format("{} s is below min_duration_s ({} s)", n.max_duration_us / 1e6,
+                                              n.min_duration_us / 1e6));
+    }
     // About (window / mean interval) faults are drawn; a million is more than
     // any run can use and bounds the generator's work.
     const int64_t window = s_.duration_us - n.start_us - n.quiet_us;
     if (window > 0 && window / n.mean_interval_us > 1'000'000) {
-      r.required("mean_interval_s").fail(fmt::format(
+      r.fail_at("mean_interval_s", fmt::format(
           "a mean interval of {} s draws about {} faults in {} s; at most 1000000 (make it at least {} s)",
           n.mean_interval_us / 1e6, window / n.mean_interval_us, window / 1e6, window / 1e6 / 1'000'000));
     }
@@ -937,7 +962,6 @@ class Loader {
       r.value().fail(fmt::format("start_s + quiet_s ({} s) leaves no time for faults in a run of {} s",
                                  (n.start_us + n.quiet_us) / 1e6, s_.duration_us / 1e6));
     }
-    r.finish();
     s_.nemesis = std::move(n);
     // Targets that leave a kind with nothing to act on are errors now, not
     // when a run draws the schedule.
@@ -979,7 +1003,7 @@ Scenario parse_scenario(const std::string& file, std::string_view text) {
 
 Scenario load_scenario(const std::string& file) {
   const std::optional<std::string> text = read_file_text(file);
-  if (!text) throw InputError(file, "", "cannot read the file");
+  if (!text) throw InputError(file.empty() ? "\"\"" : file, "", "cannot read the file: " + why_unreadable(file));
   return parse_scenario(file, *text);
 }
 

@@ -181,6 +181,25 @@ TEST_F(Cli, RunExpectationNamingAMissingFieldIsBadInput) {
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_NE(r.out.find("  ERROR  lsot == 0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(did you mean 'lost'?)"), std::string::npos) << r.out;
+  // And on stderr as the reader reports bad input, with the file and the path.
+  EXPECT_NE(r.err.find("typo.json: at $.expect[0]: lsot == 0: no field 'lsot' in the top level (did you mean "
+                       "'lost'?)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(kafkasim({"run", "typo.json", "--seed", "1", "--format", "json"}).err, r.err);
+}
+
+TEST_F(Cli, RunOfAnUnreadableFileSaysWhy) {
+  Output empty = kafkasim({"run", ""});
+  EXPECT_EQ(empty.code, 2);
+  EXPECT_EQ(empty.err, "\"\": cannot read the file: an empty file name\n");
+  fs::create_directories(dir_ / "adir");
+  Output directory = kafkasim({"run", "adir"});
+  EXPECT_EQ(directory.code, 2);
+  EXPECT_EQ(directory.err, "adir: cannot read the file: it is a directory\n");
+  Output missing = kafkasim({"run", "missing.json"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_EQ(missing.err, "missing.json: cannot read the file: no such file\n");
 }
 
 TEST_F(Cli, RunJsonIsOneDocumentWithTheVerdict) {
@@ -451,6 +470,79 @@ TEST_F(Cli, MergeOfDifferentScenariosIsRefused) {
   EXPECT_NE(empty.err.find("no results in the given directories"), std::string::npos) << empty.err;
 }
 
+// A results line nested deeper than the reader's limit (the recursive parse
+// would overflow the stack), or with an exit code no seed has, is not a result.
+TEST_F(Cli, MergeRefusesLinesNoSweepWrites) {
+  ASSERT_EQ(kafkasim({"sweep", "small.json", "--seeds", "1..1", "--out", "ok"}).code, 0);
+  const std::string line = lines(slurp(dir_ / "ok" / "results.jsonl")).at(0);
+  fs::create_directories(dir_ / "deep");
+  const size_t depth = 100000;
+  write("deep/results.jsonl", line.substr(0, line.size() - 1) + ", \"x\": " + std::string(depth, '[') +
+                                  std::string(depth, ']') + "}\n");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"merge", "deep"},
+        std::vector<std::string>{"sweep", "small.json", "--seeds", "1..2", "--out", "deep", "--resume"}}) {
+    Output r = kafkasim(args);
+    EXPECT_EQ(r.code, 2) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("deep/results.jsonl: line 1: not JSON (not a line kafkasim sweep writes): the JSON nests "
+                         "more than 512 levels deep"),
+              std::string::npos)
+        << r.err;
+  }
+  for (const char* exit : {"7", "-1"}) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    j["exit"] = nlohmann::json::parse(exit);
+    fs::create_directories(dir_ / "odd");
+    write("odd/results.jsonl", j.dump() + "\n");
+    Output r = kafkasim({"merge", "odd"});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find(std::string("odd/results.jsonl: line 1: not a result line: \"exit\" is ") + exit +
+                         ": not an exit code of a seed (0 to 3)"),
+              std::string::npos)
+        << r.err;
+  }
+}
+
+// Two different results of one seed (a determinism bug, or two builds):
+// merge keeps the worse, so the table and exit code do not depend on the
+// order of the directories.
+TEST_F(Cli, MergeOfTwoResultsOfOneSeedDoesNotDependOnTheOrder) {
+  ASSERT_EQ(kafkasim({"sweep", "small.json", "--seeds", "1..2", "--out", "p"}).code, 0);
+  std::string worse;
+  for (const std::string& line : lines(slurp(dir_ / "p" / "results.jsonl"))) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    if (j["seed"] != 2) continue;
+    j["exit"] = 1;
+    j["expectations"][1]["result"] = "failed";
+    worse = j.dump() + "\n";
+  }
+  ASSERT_FALSE(worse.empty());
+  fs::create_directories(dir_ / "q");
+  write("q/results.jsonl", worse);
+  Output pq = kafkasim({"merge", "p", "q"});
+  Output qp = kafkasim({"merge", "q", "p"});
+  EXPECT_EQ(pq.code, 1) << pq.err;
+  EXPECT_EQ(qp.code, 1) << qp.err;
+  EXPECT_EQ(pq.out, qp.out);
+  EXPECT_NE(pq.out.find("1 seed, first seed 2: kafkasim run small.json --seed 2"), std::string::npos) << pq.out;
+  EXPECT_NE(pq.err.find("warning: seed 2 has two different results"), std::string::npos) << pq.err;
+}
+
+TEST_F(Cli, MergeOfAResultsPathThatIsADirectoryIsBadInput) {
+  fs::create_directories(dir_ / "m" / "results.jsonl");
+  Output r = kafkasim({"merge", "m"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("m/results.jsonl: not a regular file"), std::string::npos) << r.err;
+}
+
+// A sweep of no seeds would let a CI job pass unchecked, as merge says.
+TEST_F(Cli, SweepOfAShardWithoutSeedsIsBadInput) {
+  Output r = kafkasim({"sweep", "small.json", "--seeds", "1..2", "--shard", "3/4", "--out", "none"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.err.find("--shard 3/4: seeds 1..2 are only 2, so this shard has none"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "none"));
+}
+
 TEST_F(Cli, ResumeWarnsOfASeedWithTwoDifferentResults) {
   ASSERT_EQ(kafkasim({"sweep", "small.json", "--seeds", "1..2", "--out", "d"}).code, 0);
   std::vector<std::string> l = lines(slurp(dir_ / "d" / "results.jsonl"));
@@ -582,6 +674,12 @@ TEST_F(Cli, ExploreStallMetricIsAVerdictPath) {
   EXPECT_EQ(bad.code, 2) << bad.err;
   EXPECT_NE(bad.err.find("--stall-metric"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("(did you mean 'consumer'?)"), std::string::npos) << bad.err;
+  // A syntax error's column is one of the text given, not of "TEXT > bound".
+  Output syntax = kafkasim({"explore", "small.json", "--grid", "acks=1", "--seeds", "1..1", "--stall-metric", "lost +"});
+  EXPECT_EQ(syntax.code, 2);
+  EXPECT_NE(syntax.err.find("--stall-metric lost +: not a path of the verdict (column 7: expected a value"),
+            std::string::npos)
+      << syntax.err;
   Output malformed = kafkasim({"explore", "small.json", "--grid", "acks=1", "--seeds", "1..1", "--stall-metric",
                                "phases..x"});
   EXPECT_EQ(malformed.code, 2) << malformed.err;

@@ -150,6 +150,8 @@ int cmd_explore(const std::vector<std::string>& argv) {
   const std::string stall_metric = a.value("stall-metric").value_or("max_stall_s");
   std::optional<scenario::Expectation> stalled_when;
   try {
+    // Alone first, so that a syntax error's column is one of the text given.
+    (void)scenario::Expectation::parse(stall_metric);
     stalled_when = scenario::Expectation::parse(
         fmt::format("{} > {}", stall_metric, scenario::format_seconds(bound_us)));
   } catch (const std::exception& e) {

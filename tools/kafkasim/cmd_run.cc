@@ -112,6 +112,18 @@ void print_text(const std::string& file, const scenario::Scenario& s, const scen
   std::fputs(out.c_str(), stdout);
 }
 
+// An expectation that could not be evaluated (a field the verdict lacks, a
+// type error) is bad input in the scenario file: besides its ERROR line in the
+// results, it is reported on stderr as the reader reports one, so that a script
+// that keeps only stderr still learns why the exit code is 2.
+void report_expectation_errors(const std::string& file, const scenario::RunResult& r) {
+  for (size_t i = 0; i < r.expectations.size(); ++i) {
+    const scenario::ExpectationOutcome& e = r.expectations[i];
+    if (e.result != scenario::Expectation::Result::Outcome::error) continue;
+    std::fprintf(stderr, "%s: at $.expect[%zu]: %s: %s\n", file.c_str(), i, e.text.c_str(), e.detail.c_str());
+  }
+}
+
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& argv) {
@@ -186,6 +198,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   } else {
     print_text(file, s, r);
   }
+  report_expectation_errors(file, r);
   return r.exit_code();
 }
 

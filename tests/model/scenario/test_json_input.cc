@@ -107,7 +107,8 @@ TEST(ScenarioJsonInput, MalformedJsonNamesLineAndColumn) {
   EXPECT_EQ(error_of([&] { parse_json(kFile, ""); }).rfind("s.json: malformed JSON at line 1, column 1", 0),
             0u);
   EXPECT_EQ(error_of([&] { read_json_file("/nonexistent/dir/s.json"); }),
-            "/nonexistent/dir/s.json: cannot read the file");
+            "/nonexistent/dir/s.json: cannot read the file: no such file");
+  EXPECT_EQ(error_of([&] { read_json_file(""); }), "\"\": cannot read the file: an empty file name");
 }
 
 TEST(ScenarioJsonInput, AFieldNamedTwiceIsAnError) {

@@ -213,13 +213,24 @@ TEST(ScenarioFile, PropertiesFilesAreReadRelativeToTheScenario) {
                 " line 2: 'server.1': the ensemble's server list comes from the hosts; remove it");
   // A directory, or no name at all, is not a properties file.
   j["zookeeper"] = {{"file", "."}};
-  EXPECT_EQ(error_of(j).rfind("s.json: at $.zookeeper.file: cannot read the file", 0), 0u) << error_of(j);
+  EXPECT_EQ(error_of(j).rfind("s.json: at $.zookeeper.file: cannot read the file \".\": it is a directory", 0), 0u)
+      << error_of(j);
   j["zookeeper"] = {{"file", ""}};
   EXPECT_EQ(error_of(j), "s.json: at $.zookeeper.file: expected the name of a properties file, got \"\"");
-  EXPECT_EQ(error_of_file(dir.string()), dir.string() + ": cannot read the file");
+  EXPECT_EQ(error_of_file(dir.string()), dir.string() + ": cannot read the file: it is a directory");
   j["zookeeper"] = good()["zookeeper"];
   j["kafka"] = {{"file", "missing.properties"}};
   EXPECT_EQ(error_of(j).rfind("s.json: at $.kafka.file: cannot read the file", 0), 0u) << error_of(j);
+  EXPECT_NE(error_of(j).find(": no such file"), std::string::npos) << error_of(j);
+}
+
+// The good file cut to one second, without the faults, phases and snapshots
+// that would then lie after its end.
+void one_second_run(nlohmann::json& j) {
+  j["duration_s"] = 1;
+  j["faults"] = nlohmann::json::array();
+  j.erase("phases");
+  j.erase("snapshots");
 }
 
 struct Broken {
@@ -452,6 +463,56 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
       {"a nemesis of an unknown kind", [](nlohmann::json& j) { j["nemesis"] = {{"kinds", {"heal"}}, {"targets", {"brokers"}}}; },
        "s.json: at $.nemesis.kinds[0]: expected one of \"kill\", \"pause\", \"stop\", \"power_off\", \"partition\", "
        "\"isolate\", got \"heal\""},
+      // Addresses no host can hold (RFC 6890).
+      {"a host at the meta-address", [](nlohmann::json& j) { j["hosts"][3]["address"] = "0.0.0.0"; },
+       "s.json: at $.hosts[3].address: 0.0.0.0 cannot be a host's address: 0.0.0.0/8 is \"this network\" (0.0.0.0 is "
+       "the non-routable meta-address): no host answers at it"},
+      {"a host at a loopback address", [](nlohmann::json& j) { j["hosts"][3]["address"] = "127.0.0.1"; },
+       "s.json: at $.hosts[3].address: 127.0.0.1 cannot be a host's address: 127.0.0.0/8 is loopback: every host's "
+       "own, which no other host can reach"},
+      {"a host at a multicast address", [](nlohmann::json& j) { j["hosts"][3]["address"] = "239.1.1.1"; },
+       "s.json: at $.hosts[3].address: 239.1.1.1 cannot be a host's address: 224.0.0.0/4 is multicast, not one "
+       "host's address"},
+      {"a host at the broadcast address", [](nlohmann::json& j) { j["hosts"][3]["address"] = "255.255.255.255"; },
+       "s.json: at $.hosts[3].address: 255.255.255.255 cannot be a host's address: 240.0.0.0/4 is reserved "
+       "(255.255.255.255 is the broadcast address), not one host's address"},
+      {"a host moved to a loopback address", [](nlohmann::json& j) {
+         j["faults"].push_back({{"at", 435}, {"action", "replace_address"}, {"target", "node2"}, {"address", "127.0.0.2"}});
+       },
+       "s.json: at $.faults[7].address: 127.0.0.2 cannot be a host's address: 127.0.0.0/8 is loopback: every host's "
+       "own, which no other host can reach"},
+      // A check between fields that fails on a default names the field left
+      // out; and a misspelt field is named before any such check runs.
+      {"a producer that would start after a short run", one_second_run,
+       "s.json: at $.workload: \"consumer_head_start_s\" (not given, so at its default): the producer would start 2 s "
+       "in, not before the end of the run (duration_s 1)"},
+      {"a misspelt consumer_head_start_s", [](nlohmann::json& j) {
+         one_second_run(j);
+         j["workload"]["consumer_head_start"] = 0.5;
+       },
+       "s.json: at $.workload.consumer_head_start: unknown field \"consumer_head_start\" (did you mean "
+       "\"consumer_head_start_s\"?); known fields here: consumer, consumer_head_start_s, pause_ms, poll_timeout_ms, "
+       "producer, topic, tries, type, value_size"},
+      {"a nemesis whose default maximum is below its minimum", [](nlohmann::json& j) {
+         j["nemesis"] = {{"kinds", {"kill"}}, {"targets", {"brokers"}}, {"min_duration_s", 40}};
+       },
+       "s.json: at $.nemesis: \"max_duration_s\" (not given, so at its default): 30 s is below min_duration_s (40 s)"},
+      {"a misspelt quiet_s", [](nlohmann::json& j) {
+         j["nemesis"] = {{"kinds", {"kill"}}, {"targets", {"brokers"}}, {"start_s", 900}, {"quite_s", 5}};
+       },
+       "s.json: at $.nemesis.quite_s: unknown field \"quite_s\" (did you mean \"quiet_s\"?); known fields here: "
+       "kinds, max_duration_s, mean_interval_s, min_duration_s, quiet_s, start_s, targets"},
+      {"an fsync minimum above the default maximum", [](nlohmann::json& j) {
+         j["environment"] = {{"fsync_latency_min_ms", 10}};
+       },
+       "s.json: at $.environment.fsync_latency_min_ms: 10 ms is above fsync_latency_max_ms (by default 5 ms); set "
+       "that too"},
+      {"a misspelt fsync maximum", [](nlohmann::json& j) {
+         j["environment"] = {{"fsync_latency_min_ms", 10}, {"fsync_latency_max", 20}};
+       },
+       "s.json: at $.environment.fsync_latency_max: unknown field \"fsync_latency_max\"; known fields here: "
+       "boot_delay_s, fsync_latency_max_ms, fsync_latency_min_ms, host_unreachable_after_s, restart, restart_delay_s, "
+       "writeback_delay_s"},
   };
   for (const Broken& c : cases) {
     nlohmann::json j = good();
