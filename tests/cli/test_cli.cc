@@ -23,52 +23,23 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/cli/cli_runner.h"
+
 namespace {
 
 namespace fs = std::filesystem;
-
-// One ZooKeeper server and broker on node1, a second broker on node2, the lab
-// producer and consumer on a client host; kafka2 is killed at 15 s.
-constexpr const char* kSmall = R"({
-  "name": "cli small",
-  "duration_s": 30,
-  "hosts": [
-    {"name": "node1", "address": "10.0.0.1", "zookeeper": {"id": 1}, "brokers": [{"id": 1}]},
-    {"name": "node2", "address": "10.0.0.2", "brokers": [{"id": 2}]},
-    {"name": "client", "address": "10.0.0.10", "clients": ["producer", "consumer"]}
-  ],
-  "topics": [{"name": "t", "partitions": 1, "replication_factor": 2}],
-  "workload": {"type": "lab"},
-  "faults": [{"at": 15, "action": "kill", "target": "kafka2"}],
-  "expect": ["lost == 0", "acknowledged > 0"]
-}
-)";
+using kafkasim::cli_testing::finish_kafkasim;
+using kafkasim::cli_testing::kSmall;
+using kafkasim::cli_testing::lines;
+using kafkasim::cli_testing::Output;
+using kafkasim::cli_testing::slurp;
+using kafkasim::cli_testing::start_kafkasim;
 
 std::string replace(std::string text, const std::string& from, const std::string& to) {
   size_t at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   if (at != std::string::npos) text.replace(at, from.size(), to);
   return text;
-}
-
-struct Output {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
 }
 
 bool parses(const std::string& text) {
@@ -95,37 +66,10 @@ class Cli : public ::testing::Test {
 
   // Starts kafkasim in the temporary directory with stdout/stderr to files.
   pid_t start(const std::vector<std::string>& args, const std::string& tag) {
-    std::vector<std::string> argv_s = {KAFKASIM_BINARY};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    fs::path out = dir_ / (tag + ".stdout");
-    fs::path err = dir_ / (tag + ".stderr");
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      if (::chdir(dir_.c_str()) != 0) _exit(127);
-      int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (o < 0 || e < 0) _exit(127);
-      ::dup2(o, STDOUT_FILENO);
-      ::dup2(e, STDERR_FILENO);
-      std::vector<char*> argv;
-      for (std::string& a : argv_s) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      _exit(127);
-    }
-    return pid;
+    return start_kafkasim(dir_, args, tag);
   }
 
-  Output finish(pid_t pid, const std::string& tag) {
-    int status = 0;
-    Output r;
-    if (::waitpid(pid, &status, 0) == pid) {
-      r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
-    }
-    r.out = slurp(dir_ / (tag + ".stdout"));
-    r.err = slurp(dir_ / (tag + ".stderr"));
-    return r;
-  }
+  Output finish(pid_t pid, const std::string& tag) { return finish_kafkasim(dir_, pid, tag); }
 
   Output kafkasim(const std::vector<std::string>& args) {
     std::string tag = "call" + std::to_string(calls_++);
