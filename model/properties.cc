@@ -260,6 +260,20 @@ void Properties::reject_unknown(const std::vector<std::string>& known_keys,
   }
 }
 
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 size_t edit_distance(std::string_view a, std::string_view b) {
   // Three rows of the optimal-string-alignment table.
   std::vector<size_t> prev2(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);

@@ -86,6 +86,11 @@ Properties from_map(std::map<std::string, std::string> values, std::string sourc
 std::string lower(std::string_view s);
 std::string_view trim(std::string_view s);
 
+// `text` for a message: each control byte (below 0x20, and 0x7f) as \xNN, so
+// that a NUL does not end the message where it is printed as a C string, and
+// a newline does not break its one line.
+std::string printable(std::string_view text);
+
 // Optimal-string-alignment edit distance (a transposition counts as one edit).
 size_t edit_distance(std::string_view a, std::string_view b);
 

@@ -171,7 +171,7 @@ bool is_keyword(const std::string& s) {
 std::string describe(const Token& t) {
   switch (t.kind) {
     case Tok::end: return "the end";
-    case Tok::string: return fmt::format("\"{}\"", t.text);
+    case Tok::string: return fmt::format("\"{}\"", model::printable(t.text));
     default: return fmt::format("'{}'", t.text);
   }
 }

@@ -197,7 +197,7 @@ class Loader {
           // still counts in the whole text).
           std::string text = v.as_string();
           if (text.size() > 120) text = fmt::format("{}… ({} characters)", text.substr(0, 100), text.size());
-          v.fail(fmt::format("in the expectation \"{}\": {}", text, err.what()));
+          v.fail(fmt::format("in the expectation \"{}\": {}", model::printable(text), err.what()));
         }
       }
     }

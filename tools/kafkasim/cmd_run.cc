@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "model/check/history.h"
+#include "model/properties.h"
 #include "model/scenario/run.h"
 #include "model/scenario/scenario.h"
 #include "tools/kafkasim/args.h"
@@ -120,7 +121,8 @@ void report_expectation_errors(const std::string& file, const scenario::RunResul
   for (size_t i = 0; i < r.expectations.size(); ++i) {
     const scenario::ExpectationOutcome& e = r.expectations[i];
     if (e.result != scenario::Expectation::Result::Outcome::error) continue;
-    std::fprintf(stderr, "%s: at $.expect[%zu]: %s: %s\n", file.c_str(), i, e.text.c_str(), e.detail.c_str());
+    std::fprintf(stderr, "%s: at $.expect[%zu]: %s: %s\n", file.c_str(), i, model::printable(e.text).c_str(),
+                 model::printable(e.detail).c_str());
   }
 }
 

@@ -463,6 +463,11 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
       {"a nemesis of an unknown kind", [](nlohmann::json& j) { j["nemesis"] = {{"kinds", {"heal"}}, {"targets", {"brokers"}}}; },
        "s.json: at $.nemesis.kinds[0]: expected one of \"kill\", \"pause\", \"stop\", \"power_off\", \"partition\", "
        "\"isolate\", got \"heal\""},
+      // A control byte in a quoted text is shown escaped: a raw NUL would end
+      // the message where it is printed.
+      {"a NUL byte in an expectation", [](nlohmann::json& j) { j["expect"][0] = std::string("lost == \0 0", 11); },
+       "s.json: at $.expect[0]: in the expectation \"lost == \\x00 0\": column 9: unexpected byte 0x00 (only ASCII "
+       "is understood; write <=, >=, != for the symbols)"},
       // Addresses no host can hold (RFC 6890).
       {"a host at the meta-address", [](nlohmann::json& j) { j["hosts"][3]["address"] = "0.0.0.0"; },
        "s.json: at $.hosts[3].address: 0.0.0.0 cannot be a host's address: 0.0.0.0/8 is \"this network\" (0.0.0.0 is "
