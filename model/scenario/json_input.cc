@@ -87,6 +87,17 @@ int64_t Value::as_integer(int64_t min, int64_t max) const {
   return *v;
 }
 
+uint64_t Value::as_uint64() const {
+  const nlohmann::json& j = *json_;
+  if (j.is_number_unsigned()) return j.get<uint64_t>();
+  // 3.0 is an integer written oddly; beyond 2^53 a double names no exact integer.
+  if (j.is_number_float()) {
+    const double d = j.get<double>();
+    if (std::trunc(d) == d && d >= 0 && d <= 9007199254740992.0) return static_cast<uint64_t>(d);
+  }
+  fail(fmt::format("expected an integer from 0 to {}, {}", std::numeric_limits<uint64_t>::max(), got(j)));
+}
+
 double Value::as_number(double min, double max) const {
   const nlohmann::json& j = *json_;
   if (!j.is_number()) fail(fmt::format("expected a number, {}", got(j)));

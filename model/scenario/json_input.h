@@ -53,6 +53,8 @@ class Value {
 
   // Typed reads of this value (they throw InputError naming what was expected).
   int64_t as_integer(int64_t min, int64_t max) const;
+  // Any integer from 0 to 2^64 - 1 (a seed).
+  uint64_t as_uint64() const;
   double as_number(double min, double max) const;  // integers too
   std::string as_string() const;
   // One of `allowed`; the error lists them.

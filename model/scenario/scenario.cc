@@ -155,7 +155,12 @@ class Loader {
         v->fail(e.message());
       }
     }
-    s_.seed = static_cast<uint64_t>(r.integer("seed", 1, 0, std::numeric_limits<int64_t>::max()));
+    // Any seed a sweep can run, so that a reproducer's --seed can go in the file.
+    if (std::optional<Value> seed = r.optional("seed")) {
+      s_.seed = seed->as_uint64();
+    } else {
+      s_.seed = 1;
+    }
     s_.duration_us = seconds_to_us(r.number("duration_s", 0.000001, kMaxSeconds));
 
     // Cluster-wide configuration first: hosts' processes are built from it.

@@ -149,6 +149,18 @@ TEST(ScenarioFile, TheHashIgnoresLayoutButNotContent) {
   EXPECT_NE(parse_scenario("c.json", j.dump()).hash, a.hash);
 }
 
+// A file's seed is any seed a sweep can run (a reproducer's --seed), 2^64 - 1
+// included; absent, it is 1.
+TEST(ScenarioFile, TheSeedIsAnyUnsignedSixtyFourBitInteger) {
+  nlohmann::json j = good();
+  j["seed"] = std::numeric_limits<uint64_t>::max();
+  EXPECT_EQ(parse_scenario("s.json", j.dump()).seed, std::numeric_limits<uint64_t>::max());
+  j["seed"] = 7.0;
+  EXPECT_EQ(parse_scenario("s.json", j.dump()).seed, 7u);
+  j.erase("seed");
+  EXPECT_EQ(parse_scenario("s.json", j.dump()).seed, 1u);
+}
+
 TEST(ScenarioFile, PropertiesFilesAreReadRelativeToTheScenario) {
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "kafkasim_scenario_files";
   std::filesystem::create_directories(dir);
@@ -463,6 +475,8 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
       {"a nemesis of an unknown kind", [](nlohmann::json& j) { j["nemesis"] = {{"kinds", {"heal"}}, {"targets", {"brokers"}}}; },
        "s.json: at $.nemesis.kinds[0]: expected one of \"kill\", \"pause\", \"stop\", \"power_off\", \"partition\", "
        "\"isolate\", got \"heal\""},
+      {"a negative seed", [](nlohmann::json& j) { j["seed"] = -1; },
+       "s.json: at $.seed: expected an integer from 0 to 18446744073709551615, got -1 (an integer)"},
       // A control byte in a quoted text is shown escaped: a raw NUL would end
       // the message where it is printed.
       {"a NUL byte in an expectation", [](nlohmann::json& j) { j["expect"][0] = std::string("lost == \0 0", 11); },
