@@ -391,6 +391,7 @@ void Producer::send_batch(const std::shared_ptr<Batch>& batch, BrokerId leader) 
   batch->in_flight = true;
   batch->sent_once = true;
   ++batch->attempts;
+  for (Pending& r : batch->records) ++r.sends;
   if (config_.enable_idempotence && batch->base_sequence < 0) {
     int32_t& next = next_sequence_[batch->tp];
     batch->base_sequence = next;
@@ -510,10 +511,19 @@ void Producer::on_batch_error(const std::shared_ptr<Batch>& batch, const std::st
   // unknown.
   const bool unknown = may_have_been_written || (batch->attempts > 1 && batch->sent_once);
   const Outcome outcome = unknown ? Outcome::info : Outcome::fail;
-  const bool may_retry = retriable && batch->attempts <= config_.retries;
+  bool may_retry = retriable && batch->attempts <= config_.retries;
+  if (retriable && !config_.enable_idempotence) {
+    // librdkafka counts each message's retries (rd_kafka_retry_msgq): of a
+    // batch merged from records tried different numbers of times, those
+    // tried `retries` + 1 times fail and the others go again.
+    fail_records(*batch, [this](const Pending& r) { return r.sends > config_.retries; }, outcome, error);
+    batch->attempts = 0;
+    for (const Pending& r : batch->records) batch->attempts = std::max(batch->attempts, r.sends);
+    may_retry = batch->attempts <= config_.retries;
+  }
   if (may_retry && !config_.enable_idempotence) {
-    // librdkafka times messages out one by one: those past
-    // message.timeout.ms fail, the rest of the batch is retried.
+    // It times messages out one by one too: those past message.timeout.ms
+    // fail, the rest of the batch is retried.
     fail_timed_out_records(*batch, now, outcome, error);
   }
   const int64_t oldest = batch->records.empty() ? now : batch->records.front().enqueued_ms;
@@ -555,18 +565,32 @@ void Producer::report_records(std::vector<Pending>& records, const DeliveryRepor
   }
 }
 
+template <typename Done>
+void Producer::fail_records(Batch& b, Done done, Outcome outcome, const std::string& error) {
+  const size_t n = static_cast<size_t>(std::count_if(b.records.begin(), b.records.end(), done));
+  if (n == 0 || n == b.records.size()) return;
+  std::vector<Pending> failed;
+  std::vector<Pending> kept;
+  failed.reserve(n);
+  kept.reserve(b.records.size() - n);
+  for (Pending& r : b.records) {
+    if (done(r)) {
+      b.bytes -= r.size;
+      failed.push_back(std::move(r));
+    } else {
+      kept.push_back(std::move(r));
+    }
+  }
+  b.records = std::move(kept);
+  report_records(failed, DeliveryReport{outcome, b.tp.partition, -1, error});
+}
+
 void Producer::fail_timed_out_records(Batch& b, int64_t now, Outcome outcome, const std::string& error) {
-  // A batch's records are in the order they were sent (batches merge in
-  // queue order): the timed-out ones are a prefix. The last one stays with
-  // the batch, for the caller to fail as a whole.
-  size_t n = 0;
-  while (n + 1 < b.records.size() && now - b.records[n].enqueued_ms >= config_.message_timeout_ms) ++n;
-  if (n == 0) return;
-  std::vector<Pending> timed_out(std::make_move_iterator(b.records.begin()),
-                                 std::make_move_iterator(b.records.begin() + static_cast<std::ptrdiff_t>(n)));
-  b.records.erase(b.records.begin(), b.records.begin() + static_cast<std::ptrdiff_t>(n));
-  for (const Pending& r : timed_out) b.bytes -= r.size;
-  report_records(timed_out, DeliveryReport{outcome, b.tp.partition, -1, error});
+  // The records are in the order they were queued (batches merge in queue
+  // order), so the timed-out ones are a prefix; if all are, the caller
+  // fails the batch whole.
+  fail_records(b, [this, now](const Pending& r) { return now - r.enqueued_ms >= config_.message_timeout_ms; },
+               outcome, error);
 }
 
 void Producer::expire_batches() {

@@ -94,6 +94,10 @@ class Producer {
     int32_t size = 0;
     int64_t enqueued_ms = 0;
     Callback done;
+    // Requests that carried it. Without idempotence a retry may merge
+    // records tried different numbers of times, and `retries` bounds each
+    // (librdkafka rd_kafka_retry_msgq).
+    int32_t sends = 0;
   };
   struct Batch {
     kafka::TopicPartition tp;
@@ -101,7 +105,7 @@ class Producer {
     int64_t bytes = 0;
     int64_t created_ms = 0;
     int64_t retry_at_ms = 0;
-    int32_t attempts = 0;
+    int32_t attempts = 0;  // requests that carried it (merged: the most of its records')
     int32_t base_sequence = -1;
     bool in_flight = false;
     bool sent_once = false;  // a request carrying it went out: its outcome may be unknown
@@ -141,8 +145,11 @@ class Producer {
   void complete(const std::shared_ptr<Batch>& batch, const DeliveryReport& report);
   // Runs each record's callback with `report` (offsets counted up for an ok).
   void report_records(std::vector<Pending>& records, const DeliveryReport& report);
-  // Without idempotence: fails the records of `b` past message.timeout.ms,
-  // all but its last (a batch is failed whole by its caller).
+  // Without idempotence: fails the records of `b` that `done` picks, in
+  // order, unless that would be all of them (its caller fails a batch whole).
+  template <typename Done>
+  void fail_records(Batch& b, Done done, Outcome outcome, const std::string& error);
+  // The records past message.timeout.ms, so.
   void fail_timed_out_records(Batch& b, int64_t now, Outcome outcome, const std::string& error);
   void expire_batches();
   void init_producer_id();

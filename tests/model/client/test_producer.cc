@@ -438,5 +438,34 @@ TEST(ProducerRetry, WithoutIdempotenceRecordsTimeOutOneByOne) {
   }
 }
 
+// librdkafka counts each message's retries (rd_kafka_retry_msgq): a retry
+// that merged a record on its last try with younger ones fails only that
+// record, and the younger ones are tried again.
+TEST(ProducerRetry, WithoutIdempotenceRetriesAreCountedPerRecord) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
+  SendingProcess* p = cut_off_sender(c, {{"message.timeout.ms", "60000"}, {"retries", "2"}});
+  std::map<uint64_t, client::DeliveryReport> reports;
+  const auto send = [&](uint64_t v) {
+    p->producer().send("t", std::nullopt, v, 100, [&reports, v](const client::DeliveryReport& r) { reports[v] = r; });
+  };
+  const Time t0 = c.world().now();
+  send(1);  // tried at t0 and at ~2.1 s
+  c.run_for(Duration::seconds(3));
+  for (uint64_t v = 2; v <= 5; ++v) send(v);  // tried at 3 s; all fail at ~4.1 s
+  // The retry at ~4.2 s carries 1..5: 1 on its third try (retries 2), 2..5
+  // on their second. It fails at ~6.2 s: 1 for good, 2..5 go again.
+  c.run_until([&] { return reports.count(1) != 0; }, Duration::seconds(10));
+  ASSERT_EQ(reports.count(1), 1u);
+  EXPECT_GE(c.world().now(), t0 + Duration::seconds(6));
+  EXPECT_NE(reports[1].outcome, client::Outcome::ok);
+  EXPECT_EQ(reports.size(), 1u) << "2..5 were failed with 1";
+  c.world().network().heal();
+  c.run_for(Duration::seconds(10));
+  for (uint64_t v = 2; v <= 5; ++v) {
+    ASSERT_EQ(reports.count(v), 1u) << v;
+    EXPECT_EQ(reports[v].outcome, client::Outcome::ok) << v << ": " << reports[v].error;
+  }
+}
+
 }  // namespace
 }  // namespace kafka::testing
