@@ -26,6 +26,7 @@ Consumer::Consumer(sim::ProcessContext& ctx, ConsumerConfig config, ConsumerList
              ctx.now().us() / 1000) {}
 
 void Consumer::event(const std::string& name, int32_t node) {
+  if (!errors_.first(name, node, ctx_.now().us())) return;  // the same failure, another request
   ctx_.trace("client_error", {{"error", name}, {"node", node}});
   listener_.on_client_event(name, node);
 }

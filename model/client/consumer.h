@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "model/client/config.h"
+#include "model/client/connection_errors.h"
 #include "model/client/connection_wait.h"
 #include "model/client/metadata.h"
 #include "model/client/producer.h"
@@ -102,6 +103,7 @@ class Consumer {
   // wait_for_connection: the reconnect backoff and the metadata queries
   // while a fetch waits for its leader's connection.
   ConnectionWait waits_;
+  ConnectionErrors errors_;  // event()'s: one client_error per failure
   sim::DeadlineTimer pump_timer_;  // schedule_pump's
 };
 

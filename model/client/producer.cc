@@ -111,6 +111,7 @@ Producer::Producer(sim::ProcessContext& ctx, ProducerConfig config, ClientListen
 std::string Producer::send_error_name(kafka::SendError e) { return kafka::to_string(e); }
 
 void Producer::event(const std::string& name, int32_t node) {
+  if (!errors_.first(name, node, ctx_.now().us())) return;  // the same failure, another request
   ctx_.trace("client_error", {{"error", name}, {"node", node}});
   if (listener_ != nullptr) listener_->on_client_event(name, node);
 }

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "model/client/config.h"
+#include "model/client/connection_errors.h"
 #include "model/client/connection_wait.h"
 #include "model/client/metadata.h"
 #include "sim/deadline_timer.h"
@@ -178,6 +179,7 @@ class Producer {
   // wait_for_connection: the reconnect backoff and the metadata queries
   // while a batch waits for its leader's connection.
   ConnectionWait waits_;
+  ConnectionErrors errors_;  // event()'s: one client_error per failure
 
   // Idempotence.
   kafka::ProducerId producer_id_ = kafka::kNoProducerId;

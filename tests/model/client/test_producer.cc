@@ -438,6 +438,31 @@ TEST(ProducerRetry, WithoutIdempotenceRecordsTimeOutOneByOne) {
   }
 }
 
+// A connection that goes down with twenty requests on it is one failure to
+// the application (librdkafka's error callback hears of a broker going down
+// once): one client_error, though each request fails and is retried.
+TEST(ProducerRetry, AConnectionLostWithManyRequestsOnItIsOneClientError) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
+  SendingProcess* p = cut_off_sender(c, {{"message.timeout.ms", "60000"}});
+  auto errors = std::make_shared<std::vector<std::string>>();
+  size_t retries = 0;
+  c.world().trace().add_observer([&retries, errors](const sim::TraceRecord& r) {
+    if (r.process != "producer") return;
+    if (r.kind == "produce_retry") ++retries;
+    if (r.kind != "client_error") return;
+    errors->push_back(std::string(std::get<std::string_view>(*r.field("error"))));
+  });
+  for (uint64_t v = 1; v <= 20; ++v) {
+    p->producer().send("t", std::nullopt, v, 100, [](const client::DeliveryReport&) {});
+    c.run_for(Duration::millis(10));
+  }
+  // The first request times out at ~2 s and takes the connection down: the
+  // other nineteen fail with it, at the same instant.
+  c.run_for(Duration::millis(2100));
+  EXPECT_EQ(retries, 20u);
+  EXPECT_EQ(*errors, (std::vector<std::string>{"request_timed_out", "connection_closed"}));
+}
+
 // librdkafka counts each message's retries (rd_kafka_retry_msgq): a retry
 // that merged a record on its last try with younger ones fails only that
 // record, and the younger ones are tried again.
