@@ -7,8 +7,9 @@
 // request that was on the connection, all at the same virtual instant, and
 // each failure reaches the client's error path: ConnectionErrors lets the
 // first (error, node) of an instant through and drops its repeats, so the
-// trace and the history hold one client_error per failure, not one per
-// request.
+// trace and the history hold one client_error per failure and error, not one
+// per request (a request timeout that takes the connection down is two: the
+// timeout, then the connection_closed of the requests that were with it).
 #pragma once
 
 #include <cstdint>

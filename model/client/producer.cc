@@ -512,12 +512,17 @@ void Producer::on_batch_error(const std::shared_ptr<Batch>& batch, const std::st
   // unknown.
   const bool unknown = may_have_been_written || (batch->attempts > 1 && batch->sent_once);
   const Outcome outcome = unknown ? Outcome::info : Outcome::fail;
+  const DeliveryReport report{outcome, batch->tp.partition, -1, error};
   bool may_retry = retriable && batch->attempts <= config_.retries;
+  // Records that fail while the rest of the batch may go again. They are
+  // reported once the batch's next step is set: a delivery callback may
+  // send, and pump, and must not find this batch ready to go at once.
+  std::vector<Pending> failed;
   if (retriable && !config_.enable_idempotence) {
     // librdkafka counts each message's retries (rd_kafka_retry_msgq): of a
     // batch merged from records tried different numbers of times, those
     // tried `retries` + 1 times fail and the others go again.
-    fail_records(*batch, [this](const Pending& r) { return r.sends > config_.retries; }, outcome, error);
+    take_records(*batch, [this](const Pending& r) { return r.sends > config_.retries; }, failed);
     batch->attempts = 0;
     for (const Pending& r : batch->records) batch->attempts = std::max(batch->attempts, r.sends);
     may_retry = batch->attempts <= config_.retries;
@@ -525,7 +530,7 @@ void Producer::on_batch_error(const std::shared_ptr<Batch>& batch, const std::st
   if (may_retry && !config_.enable_idempotence) {
     // It times messages out one by one too: those past message.timeout.ms
     // fail, the rest of the batch is retried.
-    fail_timed_out_records(*batch, now, outcome, error);
+    take_timed_out_records(*batch, now, failed);
   }
   const int64_t oldest = batch->records.empty() ? now : batch->records.front().enqueued_ms;
   if (may_retry && now - oldest < config_.message_timeout_ms) {
@@ -533,13 +538,18 @@ void Producer::on_batch_error(const std::shared_ptr<Batch>& batch, const std::st
     // librdkafka: an idempotent producer drains the partition before retrying
     // (rd_kafka_idemp_drain_toppar "drain before retrying").
     if (config_.enable_idempotence) wait_drain_.insert(batch->tp);
+    report_records(failed, report);
     ctx_.trace("produce_retry", {{"partition", kafka::to_string(batch->tp)},
                                  {"error", error},
                                  {"attempt", batch->attempts}});
     schedule_pump(batch->retry_at_ms);
     return;
   }
-  complete(batch, DeliveryReport{outcome, batch->tp.partition, -1, error});
+  // All of it fails: out of the queue first, then every record reported, in order.
+  for (Pending& r : batch->records) failed.push_back(std::move(r));
+  batch->records.clear();
+  complete(batch, report);
+  report_records(failed, report);
   // The batch's sequence numbers will never be acknowledged: every later
   // batch of the partition would be out of order. librdkafka bumps the epoch
   // after a permanent error ("message sequence gap") and after messages time
@@ -567,12 +577,11 @@ void Producer::report_records(std::vector<Pending>& records, const DeliveryRepor
 }
 
 template <typename Done>
-void Producer::fail_records(Batch& b, Done done, Outcome outcome, const std::string& error) {
+void Producer::take_records(Batch& b, Done done, std::vector<Pending>& failed) {
   const size_t n = static_cast<size_t>(std::count_if(b.records.begin(), b.records.end(), done));
   if (n == 0 || n == b.records.size()) return;
-  std::vector<Pending> failed;
   std::vector<Pending> kept;
-  failed.reserve(n);
+  failed.reserve(failed.size() + n);
   kept.reserve(b.records.size() - n);
   for (Pending& r : b.records) {
     if (done(r)) {
@@ -583,15 +592,14 @@ void Producer::fail_records(Batch& b, Done done, Outcome outcome, const std::str
     }
   }
   b.records = std::move(kept);
-  report_records(failed, DeliveryReport{outcome, b.tp.partition, -1, error});
 }
 
-void Producer::fail_timed_out_records(Batch& b, int64_t now, Outcome outcome, const std::string& error) {
+void Producer::take_timed_out_records(Batch& b, int64_t now, std::vector<Pending>& failed) {
   // The records are in the order they were queued (batches merge in queue
   // order), so the timed-out ones are a prefix; if all are, the caller
   // fails the batch whole.
-  fail_records(b, [this, now](const Pending& r) { return now - r.enqueued_ms >= config_.message_timeout_ms; },
-               outcome, error);
+  take_records(b, [this, now](const Pending& r) { return now - r.enqueued_ms >= config_.message_timeout_ms; },
+               failed);
 }
 
 void Producer::expire_batches() {
@@ -609,7 +617,11 @@ void Producer::expire_batches() {
     const Outcome outcome = b->sent_once ? Outcome::info : Outcome::fail;
     // Without idempotence, messages time out one by one (librdkafka); the
     // idempotent producer's batch goes as a whole, as the Java client's.
-    if (!config_.enable_idempotence) fail_timed_out_records(*b, now, outcome, "MSG_TIMED_OUT");
+    if (!config_.enable_idempotence) {
+      std::vector<Pending> timed_out;
+      take_timed_out_records(*b, now, timed_out);
+      report_records(timed_out, DeliveryReport{outcome, b->tp.partition, -1, "MSG_TIMED_OUT"});
+    }
     if (now - b->records.front().enqueued_ms < config_.message_timeout_ms) continue;
     expired.push_back(b);
     complete(b, DeliveryReport{outcome, b->tp.partition, -1, "MSG_TIMED_OUT"});

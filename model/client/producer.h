@@ -146,12 +146,13 @@ class Producer {
   void complete(const std::shared_ptr<Batch>& batch, const DeliveryReport& report);
   // Runs each record's callback with `report` (offsets counted up for an ok).
   void report_records(std::vector<Pending>& records, const DeliveryReport& report);
-  // Without idempotence: fails the records of `b` that `done` picks, in
-  // order, unless that would be all of them (its caller fails a batch whole).
+  // Without idempotence: moves the records of `b` that `done` picks to
+  // `failed`, in order, unless that would be all of them (a batch is failed
+  // whole by its caller).
   template <typename Done>
-  void fail_records(Batch& b, Done done, Outcome outcome, const std::string& error);
+  void take_records(Batch& b, Done done, std::vector<Pending>& failed);
   // The records past message.timeout.ms, so.
-  void fail_timed_out_records(Batch& b, int64_t now, Outcome outcome, const std::string& error);
+  void take_timed_out_records(Batch& b, int64_t now, std::vector<Pending>& failed);
   void expire_batches();
   void init_producer_id();
   // Idempotence: stop sending, and once no request is in flight bump the
