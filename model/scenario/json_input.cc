@@ -90,10 +90,11 @@ int64_t Value::as_integer(int64_t min, int64_t max) const {
 uint64_t Value::as_uint64() const {
   const nlohmann::json& j = *json_;
   if (j.is_number_unsigned()) return j.get<uint64_t>();
-  // 3.0 is an integer written oddly; beyond 2^53 a double names no exact integer.
+  // 3.0 or 1e17 is an integer written oddly (a double that is a whole number
+  // is exact, but above 2^53 it may not be the integer that was written).
   if (j.is_number_float()) {
     const double d = j.get<double>();
-    if (std::trunc(d) == d && d >= 0 && d <= 9007199254740992.0) return static_cast<uint64_t>(d);
+    if (std::trunc(d) == d && d >= 0 && d < 18446744073709551616.0) return static_cast<uint64_t>(d);
   }
   fail(fmt::format("expected an integer from 0 to {}, {}", std::numeric_limits<uint64_t>::max(), got(j)));
 }
@@ -182,7 +183,21 @@ std::optional<Value> ObjectReader::optional(std::string_view key) {
 
 Value ObjectReader::required(std::string_view key) {
   std::optional<Value> v = optional(key);
-  if (!v) value_.fail(fmt::format("missing the required field \"{}\"", key));
+  if (!v) {
+    // A field not read yet that is one or two edits away is most likely it,
+    // misspelt ("producer" for "producers"): say so, as finish() would.
+    std::string hint;
+    size_t best = 3;
+    for (auto it = value_.json().begin(); it != value_.json().end(); ++it) {
+      if (read_.count(it.key()) != 0) continue;
+      const size_t d = model::edit_distance(it.key(), key);
+      if (d < best) {
+        best = d;
+        hint = fmt::format(" (is \"{}\" it, misspelt?)", it.key());
+      }
+    }
+    value_.fail(fmt::format("missing the required field \"{}\"{}", key, hint));
+  }
   return *v;
 }
 
@@ -431,10 +446,14 @@ std::string why_unreadable(const std::string& path) {
   return in ? "a read error" : std::strerror(errno);
 }
 
-nlohmann::json read_json_file(const std::string& file) {
-  const std::optional<std::string> text = read_file_text(file);
+std::string read_input_file(const std::string& file) {
+  std::optional<std::string> text = read_file_text(file);
   if (!text) throw InputError(file.empty() ? "\"\"" : file, "", "cannot read the file: " + why_unreadable(file));
-  return parse_json(file, *text);
+  return std::move(*text);
+}
+
+nlohmann::json read_json_file(const std::string& file) {
+  return parse_json(file, read_input_file(file));
 }
 
 }  // namespace scenario

@@ -126,6 +126,8 @@ std::optional<std::string> read_file_text(const std::string& path);
 // Why read_file_text gave nullopt for `path`: "no such file", "it is a
 // directory", "an empty file name" or the system's reason.
 std::string why_unreadable(const std::string& path);
+// A file's bytes; a file that cannot be read is an InputError saying why.
+std::string read_input_file(const std::string& file);
 // Reads and parses a file; a file that cannot be read is an InputError.
 nlohmann::json read_json_file(const std::string& file);
 

@@ -126,7 +126,8 @@ bool valid_address(const std::string& a) {
 }
 
 // Why a well-formed address cannot be a host's own (the address other hosts
-// reach it at), or nullopt: the ranges RFC 6890 reserves for other purposes.
+// reach it at), or nullopt: ranges reserved for other purposes (RFC 6890's
+// special-purpose registry; multicast, RFC 5771).
 std::optional<std::string> unusable_host_address(const std::string& a) {
   const int first = std::stoi(a.substr(0, a.find('.')));
   if (first == 0) return "0.0.0.0/8 is \"this network\" (0.0.0.0 is the non-routable meta-address): no host answers at it";
@@ -318,21 +319,28 @@ class Loader {
     }
   }
 
+  // The "address" field of `r`: one a host can hold (a host's, or the one a
+  // replace_address gives it).
+  static std::string host_address(ObjectReader& r) {
+    const std::string address = r.string("address");
+    if (!valid_address(address)) {
+      r.required("address").fail(fmt::format(
+          "expected an IPv4 address such as \"10.0.0.1\" (four numbers from 0 to 255, no leading zeros), got \"{}\"",
+          address));
+    }
+    if (auto why = unusable_host_address(address)) {
+      r.required("address").fail(fmt::format("{} cannot be a host's address: {}", address, *why));
+    }
+    return address;
+  }
+
   void read_host(const Value& v) {
     ObjectReader r(v);
     HostSpec h;
     h.name = r.string("name");
     if (h.name.empty()) r.required("name").fail("a host needs a non-empty name");
     claim_name(r.required("name"), h.name);
-    h.address = r.string("address");
-    if (!valid_address(h.address)) {
-      r.required("address").fail(fmt::format(
-          "expected an IPv4 address such as \"10.0.0.1\" (four numbers from 0 to 255, no leading zeros), got \"{}\"",
-          h.address));
-    }
-    if (auto why = unusable_host_address(h.address)) {
-      r.required("address").fail(fmt::format("{} cannot be a host's address: {}", h.address, *why));
-    }
+    h.address = host_address(r);
     for (const HostSpec& other : s_.hosts) {
       if (other.address == h.address) {
         r.required("address").fail(fmt::format("the address {} is already host \"{}\"'s", h.address, other.name));
@@ -653,7 +661,6 @@ class Loader {
       if (std::optional<Value> cs = r.optional("consumers")) {
         for (const Value& c : cs->as_array()) w.consumers.push_back(workload_client(c, used));
       }
-      if (w.producers.empty() && w.consumers.empty()) r.value().fail("a steady workload needs a producer or a consumer");
       o.producers = static_cast<int32_t>(w.producers.size());
       o.consumers = static_cast<int32_t>(w.consumers.size());
       o.producer_names = w.producers;
@@ -675,30 +682,36 @@ class Loader {
       o.poll_timeout = sim::Duration::millis(r.integer("poll_timeout_ms", 500, 1, 3'600'000));
       // (-1, outside the range: absent.)
       if (const double start = r.number("consumers_start_s", -1, 0, kMaxSeconds); start >= 0) {
-        if (w.consumers.empty()) r.required("consumers_start_s").fail("there are no consumers to start");
         w.consumers_start_us = seconds_to_us(start);
-        if (*w.consumers_start_us >= s_.duration_us) {
-          r.required("consumers_start_s")
-              .fail(fmt::format("{} s is not before the end of the run (duration_s {})", *w.consumers_start_us / 1e6,
-                                s_.duration_us / 1e6));
-        }
       }
       o.producer = producer_config(client::steady_producer_defaults());
       o.consumer = consumer_config(client::steady_consumer_defaults(), o.groups.empty() ? "" : o.groups.front());
-      try {
-        client::validate(o);
-      } catch (const std::invalid_argument& e) {
-        r.value().fail(e.what());
-      }
     }
-    // Unknown fields before the checks between fields: a misspelt
-    // consumer_head_start_s must be named, not show up as its default failing.
+    // Unknown fields before the checks between fields: a misspelt field
+    // (consumer_head_start, consumer) must be named, not show up as its
+    // default failing a check.
     r.finish();
     if (const LabWorkload& w = s_.workload.lab;
         s_.workload.type == "lab" && !w.producer.empty() && w.consumer_head_start_us >= s_.duration_us) {
       r.fail_at("consumer_head_start_s",
                 fmt::format("the producer would start {} s in, not before the end of the run (duration_s {})",
                             w.consumer_head_start_us / 1e6, s_.duration_us / 1e6));
+    }
+    if (s_.workload.type == "steady") {
+      const SteadyWorkload& w = s_.workload.steady;
+      if (w.producers.empty() && w.consumers.empty()) r.value().fail("a steady workload needs a producer or a consumer");
+      if (w.consumers_start_us) {
+        if (w.consumers.empty()) r.fail_at("consumers_start_s", "there are no consumers to start");
+        if (*w.consumers_start_us >= s_.duration_us) {
+          r.fail_at("consumers_start_s", fmt::format("{} s is not before the end of the run (duration_s {})",
+                                                     *w.consumers_start_us / 1e6, s_.duration_us / 1e6));
+        }
+      }
+      try {
+        client::validate(w.options);
+      } catch (const std::invalid_argument& e) {
+        r.value().fail(e.what());
+      }
     }
     for (const ClientSpec& c : s_.clients) {
       if (used.count(c.name) == 0) {
@@ -829,14 +842,7 @@ class Loader {
         break;
       case FaultAction::replace_address: {
         f.target = require_host(r, "target");
-        f.address = r.string("address");
-        if (!valid_address(f.address)) {
-          r.required("address").fail(fmt::format(
-              "expected an IPv4 address (four numbers from 0 to 255, no leading zeros), got \"{}\"", f.address));
-        }
-        if (auto why = unusable_host_address(f.address)) {
-          r.required("address").fail(fmt::format("{} cannot be a host's address: {}", f.address, *why));
-        }
+        f.address = host_address(r);
         // Whether another host holds the address at that moment (a host may
         // take one another has left) is check_address_moves's question.
         f.update_ensemble = r.boolean("update_ensemble", false);
@@ -1007,9 +1013,7 @@ Scenario parse_scenario(const std::string& file, std::string_view text) {
 }
 
 Scenario load_scenario(const std::string& file) {
-  const std::optional<std::string> text = read_file_text(file);
-  if (!text) throw InputError(file.empty() ? "\"\"" : file, "", "cannot read the file: " + why_unreadable(file));
-  return parse_scenario(file, *text);
+  return parse_scenario(file, read_input_file(file));
 }
 
 }  // namespace scenario

@@ -428,8 +428,8 @@ TEST_F(Cli, MergeRefusesLinesNoSweepWrites) {
         std::vector<std::string>{"sweep", "small.json", "--seeds", "1..2", "--out", "deep", "--resume"}}) {
     Output r = kafkasim(args);
     EXPECT_EQ(r.code, 2) << args[0] << ": " << r.err;
-    EXPECT_NE(r.err.find("deep/results.jsonl: line 1: not JSON (not a line kafkasim sweep writes): the JSON nests "
-                         "more than 512 levels deep"),
+    EXPECT_NE(r.err.find("deep/results.jsonl: line 1: not a line kafkasim sweep writes: the JSON nests more than "
+                         "512 levels deep"),
               std::string::npos)
         << r.err;
   }

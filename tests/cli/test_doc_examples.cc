@@ -12,10 +12,12 @@
 // with:
 //   - a line that is only "..." or "…": any number of lines left out;
 //   - "..." inside a line: any text;
-//   - a line ending in "(stderr)": a progress line, not compared;
+//   - a line ending in "(stderr)": progress (stderr), any number of lines;
 //   - "commit    <hex>": any build commit (the document was made at one);
 //   - trailing spaces ignored.
-// Lines between two gaps must follow each other in the output, as shown.
+// Lines between two gaps must follow each other in the output, as shown, and
+// unless a block starts (ends) with a gap, its first (last) line must be the
+// output's first (last).
 #include <unistd.h>
 
 #include <cstdlib>
@@ -26,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include "tests/cli/cli_runner.h"
@@ -103,6 +107,12 @@ std::vector<std::string> words(const std::string& command, std::optional<int>& e
     const char c = command[i];
     if (c == '\'') {
       const size_t close = command.find('\'', i + 1);
+      if (close == std::string::npos) {
+        ADD_FAILURE() << "an unterminated quote in: " << command;
+        word += command.substr(i + 1);
+        in_word = true;
+        break;
+      }
       word += command.substr(i + 1, close - i - 1);
       in_word = true;
       i = close;
@@ -125,7 +135,7 @@ std::vector<std::string> words(const std::string& command, std::optional<int>& e
 }
 
 std::string normalise(const std::string& line) {
-  static const std::regex commit("^commit(\\s+)[0-9a-f]{12}$");
+  static const std::regex commit("^commit(\\s+)([0-9a-f]{12}|unknown)$");
   return std::regex_replace(rtrim(line), commit, "commit$1<commit>");
 }
 
@@ -154,14 +164,17 @@ bool line_matches(const std::string& shown, const std::string& actual) {
 }
 
 // Empty when the output shows what the document does; else what is missing.
+// Unless the document starts (ends) with a gap, the output's first (last)
+// line is its first (last).
 std::string compare(const std::vector<std::string>& shown_lines, const std::vector<std::string>& actual_lines) {
   std::vector<std::vector<std::string>> segments(1);
   for (const std::string& raw : shown_lines) {
     const std::string line = normalise(raw);
-    if (trim(line) == "..." || trim(line) == "…") {
+    // A progress line stands for all of them: how many there are depends on
+    // the wall clock.
+    const bool progress = line.size() >= 8 && line.compare(line.size() - 8, 8, "(stderr)") == 0;
+    if (trim(line) == "..." || trim(line) == "…" || progress) {
       segments.emplace_back();
-    } else if (line.size() >= 8 && line.compare(line.size() - 8, 8, "(stderr)") == 0) {
-      continue;
     } else {
       segments.back().push_back(line);
     }
@@ -169,10 +182,15 @@ std::string compare(const std::vector<std::string>& shown_lines, const std::vect
   std::vector<std::string> actual;
   for (const std::string& l : actual_lines) actual.push_back(normalise(l));
   size_t at = 0;
-  for (const std::vector<std::string>& segment : segments) {
+  for (size_t s = 0; s < segments.size(); ++s) {
+    const std::vector<std::string>& segment = segments[s];
     if (segment.empty()) continue;
+    const bool first = s == 0;                    // no gap before it
+    const bool last = s + 1 == segments.size();  // no gap after it
     bool found = false;
     for (size_t start = at; start + segment.size() <= actual.size() && !found; ++start) {
+      if (first && start != 0) break;
+      if (last && start + segment.size() != actual.size()) continue;
       bool all = true;
       for (size_t k = 0; k < segment.size() && all; ++k) all = line_matches(segment[k], actual[start + k]);
       if (all) {
@@ -183,7 +201,8 @@ std::string compare(const std::vector<std::string>& shown_lines, const std::vect
     if (!found) {
       std::string missing;
       for (const std::string& l : segment) missing += "    " + l + "\n";
-      return "these lines, in this order, after what matched before:\n" + missing;
+      return fmt::format("these lines, in this order, after what matched before{}{}:\n{}",
+                         first ? ", from the output's first line" : "", last ? ", to its last" : "", missing);
     }
   }
   return "";
@@ -236,6 +255,11 @@ void run_example(const Example& example) {
 // The matcher itself: it must be able to fail.
 TEST(DocExamples, TheMatcherRefusesWhatTheOutputDoesNotShow) {
   EXPECT_EQ(compare({"a", "b"}, {"a", "b"}), "");
+  EXPECT_NE(compare({"b"}, {"a", "b"}), "") << "output before the first line shown needs a gap";
+  EXPECT_NE(compare({"a"}, {"a", "b"}), "") << "output after the last line shown needs a gap";
+  EXPECT_EQ(compare({"...", "b"}, {"a", "b"}), "");
+  EXPECT_EQ(compare({"a", "..."}, {"a", "b"}), "");
+  EXPECT_EQ(compare({"...", "b", "..."}, {"a", "b", "c"}), "");
   EXPECT_NE(compare({"a", "b"}, {"a", "x", "b"}), "") << "lines between gaps follow each other";
   EXPECT_EQ(compare({"a", "...", "b"}, {"a", "x", "b"}), "");
   EXPECT_NE(compare({"b", "...", "a"}, {"a", "x", "b"}), "") << "segments keep their order";
@@ -245,11 +269,19 @@ TEST(DocExamples, TheMatcherRefusesWhatTheOutputDoesNotShow) {
   EXPECT_NE(compare({"x ... z"}, {"x 1 y"}), "");
   EXPECT_NE(compare({"ab"}, {"abc"}), "") << "a line matches whole";
   EXPECT_EQ(compare({"commit    2637b8c67e31"}, {"commit    d17651b67d70"}), "");
+  EXPECT_EQ(compare({"commit    2637b8c67e31"}, {"commit    unknown"}), "") << "a build outside git";
   EXPECT_EQ(compare({"sweep: 1/10 seeds  ETA 54s      (stderr)", "t"}, {"t"}), "");
+  EXPECT_EQ(compare({"explore: 4/4 runs   (stderr)", "t"}, {"explore: 3/4 runs", "explore: 4/4 runs", "t"}), "");
   std::optional<int> exit_code;
   EXPECT_EQ(words("kafkasim run 'a b' --seed 1   # exit 1: the loss", exit_code),
             (std::vector<std::string>{"kafkasim", "run", "a b", "--seed", "1"}));
   EXPECT_EQ(exit_code, 1);
+  ::testing::TestPartResultArray failures;
+  {
+    ::testing::ScopedFakeTestPartResultReporter reporter(::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+    EXPECT_EQ(words("kafkasim run 'a b", exit_code), (std::vector<std::string>{"kafkasim", "run", "a b"}));
+  }
+  EXPECT_EQ(failures.size(), 1) << "an unterminated quote is a failure, not a hang";
 }
 
 TEST(DocExamples, EveryDocumentedCommandPrintsWhatItsDocumentShows) {

@@ -365,9 +365,10 @@ int cmd_merge(const std::vector<std::string>& argv) {
   for (const std::string& d : a.positionals()) {
     std::filesystem::path p = std::filesystem::path(d) / "results.jsonl";
     std::error_code exists_ec;
-    if (!std::filesystem::exists(p, exists_ec)) throw BadInput(fmt::format("{}: no results.jsonl in this directory", d));
-    if (!std::filesystem::is_regular_file(p, exists_ec)) throw BadInput(fmt::format("{}: not a regular file", p.string()));
-    ResultsFile f = read_results(p);
+    if (!std::filesystem::exists(p, exists_ec) && !exists_ec) {
+      throw BadInput(fmt::format("{}: no results.jsonl in this directory", d));
+    }
+    ResultsFile f = read_results(p);  // says what is wrong with one that is there
     if (f.partial_tail) {
       std::fprintf(stderr, "kafkasim merge: %s ends with a partial line (an interrupted sweep); ignoring it\n",
                    p.string().c_str());

@@ -118,7 +118,8 @@ ResultsFile read_results(const std::filesystem::path& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    if (!std::filesystem::exists(path)) return out;
+    std::error_code missing_ec;
+    if (!std::filesystem::exists(path, missing_ec) && !missing_ec) return out;
     throw BadInput(fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno)));
   }
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -141,8 +142,8 @@ ResultsFile read_results(const std::filesystem::path& path) {
       // result line (the recursive parse would overflow the stack first).
       j = scenario::parse_json(path.string(), line);
     } catch (const scenario::InputError& e) {
-      throw BadInput(fmt::format("{}: line {}: not JSON (not a line kafkasim sweep writes): {}", path.string(),
-                                 line_no, e.message()));
+      throw BadInput(fmt::format("{}: line {}: not a line kafkasim sweep writes: {}", path.string(), line_no,
+                                 e.message()));
     }
     try {
       out.results.push_back(parse_result_line(j));
@@ -156,7 +157,8 @@ ResultsFile read_results(const std::filesystem::path& path) {
 std::vector<SeedResult> by_seed(std::vector<SeedResult> results) {
   // Of two results of one seed (which only a determinism bug, or results of
   // different builds, can make differ) the one kept must not depend on the
-  // order the files were read in: the worse exit code, then the smaller line.
+  // order the files were read in: the worse exit code, then the
+  // lexicographically smaller line.
   std::vector<std::string> text;
   text.reserve(results.size());
   for (const SeedResult& r : results) text.push_back(r.line.dump());

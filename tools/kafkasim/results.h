@@ -60,8 +60,8 @@ struct ResultsFile {
 ResultsFile read_results(const std::filesystem::path& path);
 
 // Sorted by seed, one per seed: of two results of one seed, the one with the
-// higher exit code, then the one whose JSON line is smaller — whatever order
-// they came in.
+// higher exit code, then the one whose JSON line is lexicographically smaller
+// — whatever order they came in.
 std::vector<SeedResult> by_seed(std::vector<SeedResult> results);
 
 // The verdict table (see docs/cli.md).

@@ -157,6 +157,8 @@ TEST(ScenarioFile, TheSeedIsAnyUnsignedSixtyFourBitInteger) {
   EXPECT_EQ(parse_scenario("s.json", j.dump()).seed, std::numeric_limits<uint64_t>::max());
   j["seed"] = 7.0;
   EXPECT_EQ(parse_scenario("s.json", j.dump()).seed, 7u);
+  j["seed"] = 1e17;
+  EXPECT_EQ(parse_scenario("s.json", j.dump()).seed, 100000000000000000u);
   j.erase("seed");
   EXPECT_EQ(parse_scenario("s.json", j.dump()).seed, 1u);
 }
@@ -428,8 +430,8 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
        "s.json: at $.hosts[1].address: expected an IPv4 address such as \"10.0.0.1\" (four numbers from 0 to 255, "
        "no leading zeros), got \"10.0.0.01\""},
       {"the runner's address spelt with a zero", [](nlohmann::json& j) { j["faults"][5]["address"] = "010.255.255.254"; },
-       "s.json: at $.faults[5].address: expected an IPv4 address (four numbers from 0 to 255, no leading zeros), got "
-       "\"010.255.255.254\""},
+       "s.json: at $.faults[5].address: expected an IPv4 address such as \"10.0.0.1\" (four numbers from 0 to 255, "
+       "no leading zeros), got \"010.255.255.254\""},
       {"myid in zoo.cfg", [](nlohmann::json& j) { j["zookeeper"]["properties"]["myid"] = 3; },
        "s.json: at $.zookeeper.properties.myid: not a zoo.cfg key: a server's myid is its \"id\" in the scenario; "
        "remove it"},
@@ -477,6 +479,17 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
        "\"isolate\", got \"heal\""},
       {"a negative seed", [](nlohmann::json& j) { j["seed"] = -1; },
        "s.json: at $.seed: expected an integer from 0 to 18446744073709551615, got -1 (an integer)"},
+      {"a steady workload's misspelt consumers, with a start time", [](nlohmann::json& j) {
+         j["workload"] = {{"type", "steady"}, {"producers", {"producer"}}, {"consumer", {"consumer"}},
+                          {"consumers_start_s", 5}};
+       },
+       "s.json: at $.workload.consumer: unknown field \"consumer\" (did you mean \"consumers\"?); known fields here: "
+       "arrivals, consumers, consumers_start_s, groups, keys, max_outstanding, poll_timeout_ms, producers, rate_per_s, "
+       "topic, type, value_size"},
+      {"a steady workload's misspelt producers", [](nlohmann::json& j) {
+         j["workload"] = {{"type", "steady"}, {"producer", {"producer"}}, {"consumers", {"consumer"}}};
+       },
+       "s.json: at $.workload: missing the required field \"producers\" (is \"producer\" it, misspelt?)"},
       // A control byte in a quoted text is shown escaped: a raw NUL would end
       // the message where it is printed.
       {"a NUL byte in an expectation", [](nlohmann::json& j) { j["expect"][0] = std::string("lost == \0 0", 11); },

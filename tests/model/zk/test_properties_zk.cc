@@ -141,8 +141,8 @@ TEST(ZkProperty, SafeAndDurableUnderKillsPausesAndPartitions) {
     RC_ASSERT(live);
     w.stop = true;
     e.run_for(Duration::seconds(10));
-    // The writer ran on through the 10 s after the heal: something was
-    // acknowledged, or the check below would check nothing.
+    // The writer wrote through the faults and the wait for a leader: something
+    // was acknowledged, or the check below would check nothing.
     RC_ASSERT(!w.acked.empty());
     const Server* leader = e.server(*e.leader());
     for (const std::string& path : w.acked) {
