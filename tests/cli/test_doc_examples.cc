@@ -20,10 +20,12 @@
 // output's first (last).
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <ostream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -50,6 +52,11 @@ struct Example {
   std::vector<Command> commands;
 };
 
+// How gtest shows an example (in test listings): where it is.
+void PrintTo(const Example& e, std::ostream* out) {
+  *out << e.document << ":" << (e.commands.empty() ? 0 : e.commands.front().line);
+}
+
 std::string rtrim(std::string s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.pop_back();
   return s;
@@ -69,7 +76,6 @@ bool runs_kafkasim(const std::string& command) {
 std::vector<Example> examples_of(const std::string& document) {
   std::vector<Example> out;
   const std::vector<std::string> text = lines(slurp(fs::path(KAFKASIM_SOURCE_DIR) / document));
-  EXPECT_FALSE(text.empty()) << document;
   for (size_t i = 0; i < text.size(); ++i) {
     const size_t indent = text[i].find("```");
     if (indent == std::string::npos || trim(text[i].substr(0, indent)) != "") continue;
@@ -284,14 +290,33 @@ TEST(DocExamples, TheMatcherRefusesWhatTheOutputDoesNotShow) {
   EXPECT_EQ(failures.size(), 1) << "an unterminated quote is a failure, not a hang";
 }
 
-TEST(DocExamples, EveryDocumentedCommandPrintsWhatItsDocumentShows) {
-  size_t commands = 0;
+// Every example of the documents, each a test of its own (ctest runs them
+// side by side), named after its document and line: DocExample.Runs/docs_cli_md_line_69.
+std::vector<Example> every_example() {
+  std::vector<Example> out;
   for (const char* document : {"README.md", "docs/cli.md", "docs/fuzzing.md", "docs/scenario-format.md"}) {
-    for (const Example& example : examples_of(document)) {
-      commands += example.commands.size();
-      run_example(example);
-    }
+    for (Example& example : examples_of(document)) out.push_back(std::move(example));
   }
+  return out;
+}
+
+class DocExample : public ::testing::TestWithParam<Example> {};
+
+TEST_P(DocExample, Runs) { run_example(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Docs, DocExample, ::testing::ValuesIn(every_example()),
+                         [](const ::testing::TestParamInfo<Example>& info) {
+                           std::string name = info.param.document + "_line_" +
+                                              std::to_string(info.param.commands.front().line);
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
+
+TEST(DocExamples, TheDocumentsHoldTheirExamples) {
+  size_t commands = 0;
+  for (const Example& example : every_example()) commands += example.commands.size();
   // README: 1; cli.md: 6 and an echo; fuzzing.md: 2. Fewer would mean the
   // blocks are no longer found, and nothing checked.
   EXPECT_GE(commands, 10u);
