@@ -274,6 +274,19 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+std::optional<std::string> nearest(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::string* best = nullptr;
+  size_t best_distance = 3;
+  for (const std::string& c : candidates) {
+    const size_t d = edit_distance(c, word);
+    if (d < best_distance) {
+      best = &c;
+      best_distance = d;
+    }
+  }
+  return best == nullptr ? std::nullopt : std::optional<std::string>(*best);
+}
+
 size_t edit_distance(std::string_view a, std::string_view b) {
   // Three rows of the optimal-string-alignment table.
   std::vector<size_t> prev2(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);

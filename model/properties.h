@@ -94,4 +94,8 @@ std::string printable(std::string_view text);
 // Optimal-string-alignment edit distance (a transposition counts as one edit).
 size_t edit_distance(std::string_view a, std::string_view b);
 
+// The candidate nearest `word` within two edits (the first on a tie), or
+// nullopt: what a "did you mean" offers.
+std::optional<std::string> nearest(std::string_view word, const std::vector<std::string>& candidates);
+
 }  // namespace model

@@ -293,7 +293,7 @@ void Producer::send_ready() {
       const std::shared_ptr<Batch> b = queue[i];
       if (b->in_flight) continue;
       const int64_t ready_at = ready_at_ms(*b);
-      if (b->attempts == 0 && b->bytes >= config_.batch_size) {
+      if (!b->sent_once && b->bytes >= config_.batch_size) {
         // full: no need to wait for linger.ms
       } else if (now < ready_at) {
         schedule_pump(ready_at);
@@ -340,7 +340,13 @@ void Producer::send_ready() {
 }
 
 int64_t Producer::ready_at_ms(const Batch& b) const {
-  return b.attempts > 0 ? b.retry_at_ms : b.created_ms + config_.linger_ms;
+  return b.sent_once ? b.retry_at_ms : b.created_ms + config_.linger_ms;
+}
+
+int32_t Producer::attempts(const Batch& b) {
+  int32_t most = 0;
+  for (const Pending& r : b.records) most = std::max(most, r.sends);
+  return most;
 }
 
 void Producer::absorb_ready_batches(std::deque<std::shared_ptr<Batch>>& queue, size_t i, int64_t now) {
@@ -357,7 +363,6 @@ void Producer::absorb_ready_batches(std::deque<std::shared_ptr<Batch>>& queue, s
     if (next.in_flight || now < ready_at_ms(next) || b.bytes + next.bytes > config_.batch_size) break;
     for (Pending& r : next.records) b.records.push_back(std::move(r));
     b.bytes += next.bytes;
-    b.attempts = std::max(b.attempts, next.attempts);
     b.sent_once = b.sent_once || next.sent_once;
     queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(i + 1));
   }
@@ -391,7 +396,6 @@ void Producer::on_connect_error(BrokerId node, kafka::SendError e, bool reported
 void Producer::send_batch(const std::shared_ptr<Batch>& batch, BrokerId leader) {
   batch->in_flight = true;
   batch->sent_once = true;
-  ++batch->attempts;
   for (Pending& r : batch->records) ++r.sends;
   if (config_.enable_idempotence && batch->base_sequence < 0) {
     int32_t& next = next_sequence_[batch->tp];
@@ -510,10 +514,10 @@ void Producer::on_batch_error(const std::shared_ptr<Batch>& batch, const std::st
   // An answer that says it was not appended is a failure; anything that
   // may have been written (a timeout, a lost connection after sending) is
   // unknown.
-  const bool unknown = may_have_been_written || (batch->attempts > 1 && batch->sent_once);
+  const bool unknown = may_have_been_written || (attempts(*batch) > 1 && batch->sent_once);
   const Outcome outcome = unknown ? Outcome::info : Outcome::fail;
   const DeliveryReport report{outcome, batch->tp.partition, -1, error};
-  bool may_retry = retriable && batch->attempts <= config_.retries;
+  bool may_retry = retriable && attempts(*batch) <= config_.retries;
   // Records that fail while the rest of the batch may go again. They are
   // reported once the batch's next step is set: a delivery callback may
   // send, and pump, and must not find this batch ready to go at once.
@@ -523,9 +527,7 @@ void Producer::on_batch_error(const std::shared_ptr<Batch>& batch, const std::st
     // batch merged from records tried different numbers of times, those
     // tried `retries` + 1 times fail and the others go again.
     take_records(*batch, [this](const Pending& r) { return r.sends > config_.retries; }, failed);
-    batch->attempts = 0;
-    for (const Pending& r : batch->records) batch->attempts = std::max(batch->attempts, r.sends);
-    may_retry = batch->attempts <= config_.retries;
+    may_retry = attempts(*batch) <= config_.retries;
   }
   if (may_retry && !config_.enable_idempotence) {
     // It times messages out one by one too: those past message.timeout.ms
@@ -541,7 +543,7 @@ void Producer::on_batch_error(const std::shared_ptr<Batch>& batch, const std::st
     report_records(failed, report);
     ctx_.trace("produce_retry", {{"partition", kafka::to_string(batch->tp)},
                                  {"error", error},
-                                 {"attempt", batch->attempts}});
+                                 {"attempt", attempts(*batch)}});
     schedule_pump(batch->retry_at_ms);
     return;
   }

@@ -106,7 +106,6 @@ class Producer {
     int64_t bytes = 0;
     int64_t created_ms = 0;
     int64_t retry_at_ms = 0;
-    int32_t attempts = 0;  // requests that carried it (merged: the most of its records')
     int32_t base_sequence = -1;
     bool in_flight = false;
     bool sent_once = false;  // a request carrying it went out: its outcome may be unknown
@@ -136,6 +135,9 @@ class Producer {
   bool leader_ready(kafka::BrokerId node);
   // When `b` may be sent: after linger.ms, or once its retry backoff is over.
   int64_t ready_at_ms(const Batch& b) const;
+  // The requests that carried `b`: its records' most (a merged batch's
+  // records may have been tried different numbers of times).
+  static int32_t attempts(const Batch& b);
   // Without idempotence: the ready batches behind queue[i] join it, up to
   // batch.size, before it is sent.
   void absorb_ready_batches(std::deque<std::shared_ptr<Batch>>& queue, size_t i, int64_t now);

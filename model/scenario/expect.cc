@@ -3,8 +3,10 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -751,22 +753,18 @@ class ExpectationEvaluator {
     }
     auto it = at.find(name);
     if (it != at.end()) return &*it;
+    std::vector<std::string> fields;
     std::string known;
-    std::string best;
-    size_t best_distance = 3;
-    size_t listed = 0;
     for (auto f = at.begin(); f != at.end(); ++f) {
-      if (listed < 12) known += (listed == 0 ? "" : ", ") + f.key();
-      ++listed;
-      const size_t d = model::edit_distance(f.key(), name);
-      if (d < best_distance) {
-        best_distance = d;
-        best = f.key();
-      }
+      if (fields.size() < 12) known += (fields.empty() ? "" : ", ") + f.key();
+      fields.push_back(f.key());
     }
+    const size_t listed = fields.size();
     if (listed > 12) known += ", …";
     std::string msg = fmt::format("no field '{}' in {}", name, where);
-    if (!best.empty()) msg += fmt::format(" (did you mean '{}'?)", best);
+    if (const std::optional<std::string> near = model::nearest(name, fields)) {
+      msg += fmt::format(" (did you mean '{}'?)", *near);
+    }
     msg += listed == 0 ? "; it is empty" : fmt::format("; it has: {}", known);
     throw EvalError{msg};
   }

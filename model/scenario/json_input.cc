@@ -120,16 +120,9 @@ std::string Value::as_choice(const std::vector<std::string>& allowed) const {
   for (const std::string& a : allowed) {
     if (a == s) return s;
   }
-  std::string hint;
-  size_t best = 3;
-  for (const std::string& a : allowed) {
-    const size_t d = model::edit_distance(a, s);
-    if (d < best) {
-      best = d;
-      hint = fmt::format(" (did you mean \"{}\"?)", a);
-    }
-  }
-  fail(fmt::format("expected one of {}, got \"{}\"{}", list, s, hint));
+  const std::optional<std::string> near = model::nearest(s, allowed);
+  fail(fmt::format("expected one of {}, got \"{}\"{}", list, s,
+                   near ? fmt::format(" (did you mean \"{}\"?)", *near) : ""));
 }
 
 bool Value::as_boolean() const {
@@ -186,17 +179,13 @@ Value ObjectReader::required(std::string_view key) {
   if (!v) {
     // A field not read yet that is one or two edits away is most likely it,
     // misspelt ("producer" for "producers"): say so, as finish() would.
-    std::string hint;
-    size_t best = 3;
+    std::vector<std::string> unread;
     for (auto it = value_.json().begin(); it != value_.json().end(); ++it) {
-      if (read_.count(it.key()) != 0) continue;
-      const size_t d = model::edit_distance(it.key(), key);
-      if (d < best) {
-        best = d;
-        hint = fmt::format(" (is \"{}\" it, misspelt?)", it.key());
-      }
+      if (read_.count(it.key()) == 0) unread.push_back(it.key());
     }
-    value_.fail(fmt::format("missing the required field \"{}\"{}", key, hint));
+    const std::optional<std::string> near = model::nearest(key, unread);
+    value_.fail(fmt::format("missing the required field \"{}\"{}", key,
+                            near ? fmt::format(" (is \"{}\" it, misspelt?)", *near) : ""));
   }
   return *v;
 }
@@ -261,15 +250,8 @@ void ObjectReader::finish(const std::vector<std::string>& also_known) const {
     bool ok = read_.count(key) != 0;
     for (const std::string& k : also_known) ok = ok || k == key;
     if (ok) continue;
-    std::string hint;
-    size_t best = 3;
-    for (const std::string& k : known) {
-      const size_t d = model::edit_distance(k, key);
-      if (d < best) {
-        best = d;
-        hint = fmt::format(" (did you mean \"{}\"?)", k);
-      }
-    }
+    const std::optional<std::string> near = model::nearest(key, known);
+    const std::string hint = near ? fmt::format(" (did you mean \"{}\"?)", *near) : "";
     std::string list;
     for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
     throw InputError(value_.file(), child_path(value_.path(), key),

@@ -158,23 +158,12 @@ std::vector<SeedResult> by_seed(std::vector<SeedResult> results) {
   // Of two results of one seed (which only a determinism bug, or results of
   // different builds, can make differ) the one kept must not depend on the
   // order the files were read in: the worse exit code, then the
-  // lexicographically smaller line.
-  std::vector<std::string> text;
-  text.reserve(results.size());
-  for (const SeedResult& r : results) text.push_back(r.line.dump());
-  std::vector<size_t> order(results.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const SeedResult& x = results[a];
-    const SeedResult& y = results[b];
+  // lexicographically smaller line (dumped only for such a pair).
+  std::sort(results.begin(), results.end(), [](const SeedResult& x, const SeedResult& y) {
     if (x.seed != y.seed) return x.seed < y.seed;
     if (x.exit_code != y.exit_code) return x.exit_code > y.exit_code;
-    return text[a] < text[b];
+    return x.line.dump() < y.line.dump();
   });
-  std::vector<SeedResult> sorted;
-  sorted.reserve(results.size());
-  for (size_t i : order) sorted.push_back(std::move(results[i]));
-  results = std::move(sorted);
   auto last = std::unique(results.begin(), results.end(),
                           [](const SeedResult& a, const SeedResult& b) { return a.seed == b.seed; });
   results.erase(last, results.end());
