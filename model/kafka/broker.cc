@@ -328,28 +328,74 @@ void Broker::elect_controller() {
                                 }
                                 const ControllerEpoch current =
                                     znodes::decode_controller_epoch(data).value_or(ControllerEpoch{0});
-                                const ControllerEpoch next{current.value + 1};
-                                const int32_t version = stat->version;
-                                std::vector<zk::WriteOp> ops{
-                                    zk::CreateOp{zk_path(znodes::kController),
-                                                 znodes::encode_controller(config_.broker_id,
-                                                                           ctx().now().us() / 1000),
-                                                 zk::CreateMode::ephemeral},
-                                    zk::SetDataOp{zk_path(znodes::kControllerEpoch),
-                                                  std::to_string(next.value), version}};
-                                zk_->multi(std::move(ops), [this, generation, next, version](
-                                                               zk::Error e, const std::vector<zk::Error>&) {
-                                  if (generation != zk_generation_) return;
-                                  if (e == zk::Error::ok) {
-                                    become_controller(next, version + 1);
-                                    return;
-                                  }
-                                  if (e == zk::Error::session_expired) return;
-                                  // Someone else won (or bumped the epoch first).
-                                  elect_controller();
-                                });
+                                register_controller(ControllerEpoch{current.value + 1}, stat->version,
+                                                    ctx().now().us() / 1000);
                               });
               });
+}
+
+void Broker::register_controller(ControllerEpoch next, int32_t epoch_version, int64_t timestamp_ms) {
+  const uint64_t generation = zk_generation_;
+  std::vector<zk::WriteOp> ops{
+      zk::CreateOp{zk_path(znodes::kController), znodes::encode_controller(config_.broker_id, timestamp_ms),
+                   zk::CreateMode::ephemeral},
+      zk::SetDataOp{zk_path(znodes::kControllerEpoch), std::to_string(next.value), epoch_version}};
+  zk_->multi(std::move(ops), [this, generation, next, epoch_version, timestamp_ms](
+                                 zk::Error e, const std::vector<zk::Error>&) {
+    if (generation != zk_generation_) return;
+    switch (e) {
+      case zk::Error::ok:
+        become_controller(next, epoch_version + 1);
+        return;
+      case zk::Error::session_expired:
+        return;
+      case zk::Error::connection_loss:
+        // The multi may have been applied with its answer lost. Kafka sends
+        // the same request again once connected (KafkaZkClient
+        // retryRequestUntilConnected, KAFKA-6082 in 2.1) and sorts the
+        // outcome out below; our client holds a request made while
+        // disconnected until it is connected again.
+        if (zk_->state() != zk::SessionState::closed) register_controller(next, epoch_version, timestamp_ms);
+        return;
+      case zk::Error::node_exists:
+      case zk::Error::bad_version:
+        check_controller_and_epoch(next);
+        return;
+      default:
+        elect_controller();
+        return;
+    }
+  });
+}
+
+void Broker::check_controller_and_epoch(ControllerEpoch next) {
+  // KafkaZkClient.registerControllerAndIncrementControllerEpoch's
+  // checkControllerAndEpoch: /controller naming this broker with
+  // /controller_epoch at the epoch it asked for means its own earlier try was
+  // applied (no other election can write that epoch); anything else is
+  // another broker's win (ControllerMovedException), and elect_controller
+  // watches /controller again.
+  const uint64_t generation = zk_generation_;
+  zk_->get_data(zk_path(znodes::kController), false,
+                [this, generation, next](zk::Error e, const std::string& data, const std::optional<zk::Stat>&) {
+                  if (generation != zk_generation_) return;
+                  if (e != zk::Error::ok ||
+                      znodes::decode_controller(data).value_or(kNoBroker) != config_.broker_id) {
+                    elect_controller();
+                    return;
+                  }
+                  zk_->get_data(zk_path(znodes::kControllerEpoch), false,
+                                [this, generation, next](zk::Error e, const std::string& data,
+                                                         const std::optional<zk::Stat>& stat) {
+                                  if (generation != zk_generation_) return;
+                                  if (e == zk::Error::ok && stat &&
+                                      znodes::decode_controller_epoch(data) == next) {
+                                    become_controller(next, stat->version);
+                                    return;
+                                  }
+                                  elect_controller();
+                                });
+                });
 }
 
 void Broker::watch_controller() {
@@ -836,13 +882,11 @@ Offset Broker::append_to_offsets_partition(const TopicPartition& tp, std::vector
   return p->log().log_end();
 }
 
-void Broker::maybe_expand_isr(Partition& p) {
-  if (p.isr_write_in_flight) return;
-  if (auto r = p.follower_to_add()) {
-    std::vector<BrokerId> isr = p.isr();
-    isr.push_back(*r);
-    write_isr(p, std::move(isr), "expand");
-  }
+void Broker::maybe_expand_isr(Partition& p, BrokerId fetcher) {
+  if (p.isr_write_in_flight || !p.can_join_isr(fetcher)) return;
+  std::vector<BrokerId> isr = p.isr();
+  isr.push_back(fetcher);
+  write_isr(p, std::move(isr), "expand");
 }
 
 void Broker::shrink_isrs() {
@@ -863,35 +907,61 @@ void Broker::write_isr(Partition& p, std::vector<BrokerId> isr, const char* why)
   if (!zk_) return;
   p.isr_write_in_flight = true;
   p.set_pending_isr(isr);
-  znodes::LeaderAndIsr state{config_.broker_id, p.leader_epoch(), isr, p.controller_epoch()};
-  const TopicPartition tp = p.tp();
-  const LeaderEpoch epoch = p.leader_epoch();
-  const std::string old_isr = join_ids(p.isr());
-  zk_->set_data(zk_path(znodes::partition_state_path(tp)), znodes::encode_partition_state(state),
-                p.zk_version(),
-                [this, tp, epoch, isr, why, old_isr](zk::Error e, const std::optional<zk::Stat>& stat) {
-                  Partition* p = find_partition(tp);
-                  if (p == nullptr) return;
-                  p->isr_write_in_flight = false;
-                  if (!p->is_leader() || p->leader_epoch() != epoch) return;
-                  p->clear_pending_isr();
-                  if (e != zk::Error::ok || !stat) {
-                    // Partition.updateIsr: a BADVERSION means the controller
-                    // changed the state; it will tell us with LeaderAndIsr.
-                    ctx().trace("isr_update_failed", {{"partition", to_string(tp)},
-                                                      {"error", zk::to_string(e)}});
+  auto w = std::make_shared<IsrWrite>();
+  w->tp = p.tp();
+  w->state = znodes::LeaderAndIsr{config_.broker_id, p.leader_epoch(), isr, p.controller_epoch()};
+  w->expected_version = p.zk_version();
+  w->why = why;
+  w->old_isr = join_ids(p.isr());
+  send_isr_write(std::move(w));
+}
+
+void Broker::send_isr_write(std::shared_ptr<const IsrWrite> w) {
+  // ReplicationUtils.updateLeaderAndIsr: a conditional setData sent again
+  // once connected when the connection is lost (retryRequestUntilConnected);
+  // a BADVERSION is a success after all when the node holds exactly what we
+  // wrote (checkLeaderAndIsrZkData: our own write, its answer lost).
+  const std::string path = zk_path(znodes::partition_state_path(w->tp));
+  zk_->set_data(path, znodes::encode_partition_state(w->state), w->expected_version,
+                [this, w, path](zk::Error e, const std::optional<zk::Stat>& stat) {
+                  if (e == zk::Error::connection_loss && zk_->state() != zk::SessionState::closed) {
+                    send_isr_write(w);
                     return;
                   }
-                  p->set_isr(isr, stat->version);
-                  ctx().trace(std::string("isr_") + why, {{"partition", to_string(tp)},
-                                                           {"from", old_isr},
-                                                           {"to", join_ids(isr)},
-                                                           {"leader_epoch", epoch.value}});
-                  isr_changes_.insert(tp);
-                  last_isr_change_ms_ = ctx().now().us() / 1000;
-                  p->maybe_increment_high_watermark();
-                  on_partition_progress(tp);
+                  if (e != zk::Error::bad_version) {
+                    finish_isr_write(*w, e, stat ? stat->version : -1);
+                    return;
+                  }
+                  zk_->get_data(path, false,
+                                [this, w](zk::Error, const std::string& data, const std::optional<zk::Stat>& stat) {
+                                  const bool ours = stat && znodes::decode_partition_state(data) == w->state;
+                                  finish_isr_write(*w, ours ? zk::Error::ok : zk::Error::bad_version,
+                                                   ours ? stat->version : -1);
+                                });
                 });
+}
+
+void Broker::finish_isr_write(const IsrWrite& w, zk::Error e, int32_t version) {
+  Partition* p = find_partition(w.tp);
+  if (p == nullptr) return;
+  p->isr_write_in_flight = false;
+  if (!p->is_leader() || p->leader_epoch() != w.state.leader_epoch) return;
+  p->clear_pending_isr();
+  if (e != zk::Error::ok) {
+    // Partition.updateIsr: a BADVERSION means the controller changed the
+    // state; it will tell us with LeaderAndIsr.
+    ctx().trace("isr_update_failed", {{"partition", to_string(w.tp)}, {"error", zk::to_string(e)}});
+    return;
+  }
+  p->set_isr(w.state.isr, version);
+  ctx().trace(std::string("isr_") + w.why, {{"partition", to_string(w.tp)},
+                                             {"from", w.old_isr},
+                                             {"to", join_ids(w.state.isr)},
+                                             {"leader_epoch", w.state.leader_epoch.value}});
+  isr_changes_.insert(w.tp);
+  last_isr_change_ms_ = ctx().now().us() / 1000;
+  p->maybe_increment_high_watermark();
+  on_partition_progress(w.tp);
 }
 
 void Broker::propagate_isr_changes() {
@@ -904,8 +974,18 @@ void Broker::propagate_isr_changes() {
   std::vector<TopicPartition> tps(isr_changes_.begin(), isr_changes_.end());
   isr_changes_.clear();
   last_isr_propagation_ms_ = now_ms;
-  zk_->create(zk_path(znodes::kIsrChangePrefix), znodes::encode_isr_change(tps),
-              zk::CreateMode::persistent_sequential, [](zk::Error, const std::string&) {});
+  create_isr_change_notification(znodes::encode_isr_change(tps));
+}
+
+void Broker::create_isr_change_notification(const std::string& data) {
+  // KafkaZkClient.propagateIsrChanges: sent again once connected if the
+  // connection is lost (retryRequestUntilConnected).
+  zk_->create(zk_path(znodes::kIsrChangePrefix), data, zk::CreateMode::persistent_sequential,
+              [this, data](zk::Error e, const std::string&) {
+                if (e == zk::Error::connection_loss && zk_->state() != zk::SessionState::closed) {
+                  create_isr_change_notification(data);
+                }
+              });
 }
 
 void Broker::checkpoint_high_watermarks() {
@@ -950,7 +1030,7 @@ void Broker::handle_fetch(FetchRequest r, Reply reply) {
       if (fp.current_leader_epoch.value >= 0 && fp.current_leader_epoch != p->leader_epoch()) continue;
       if (fp.fetch_offset > p->log().log_end() || fp.fetch_offset < p->log().log_start()) continue;
       p->update_follower(r.replica_id, fp.fetch_offset, now_ms);
-      maybe_expand_isr(*p);
+      maybe_expand_isr(*p, r.replica_id);
       if (p->maybe_increment_high_watermark()) on_partition_progress(fp.tp);
     }
   }

@@ -107,6 +107,8 @@ class Broker final : public sim::Process {
   void create_top_level_paths(size_t i);
   void register_broker();
   void elect_controller();
+  void register_controller(ControllerEpoch next, int32_t epoch_version, int64_t timestamp_ms);
+  void check_controller_and_epoch(ControllerEpoch next);
   void watch_controller();
   void become_controller(ControllerEpoch epoch, int32_t epoch_version);
   void resign(const std::string& why);
@@ -161,9 +163,21 @@ class Broker final : public sim::Process {
   void stop_fetching(const TopicPartition& tp);
   // The high watermark moved or the log grew: complete what waited for it.
   void on_partition_progress(const TopicPartition& tp);
-  void maybe_expand_isr(Partition& p);
+  // Partition.maybeExpandIsr for the follower whose fetch just arrived.
+  void maybe_expand_isr(Partition& p, BrokerId fetcher);
   void shrink_isrs();
   void write_isr(Partition& p, std::vector<BrokerId> isr, const char* why);
+  // One ISR change on its way to ZooKeeper (write_isr).
+  struct IsrWrite {
+    TopicPartition tp;
+    znodes::LeaderAndIsr state;  // what is written
+    int32_t expected_version = 0;
+    const char* why = "";
+    std::string old_isr;  // for the trace
+  };
+  void send_isr_write(std::shared_ptr<const IsrWrite> w);
+  void create_isr_change_notification(const std::string& data);
+  void finish_isr_write(const IsrWrite& w, zk::Error e, int32_t version);
   void propagate_isr_changes();
   void checkpoint_high_watermarks();
   void retention_check();

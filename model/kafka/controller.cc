@@ -422,9 +422,12 @@ void Controller::on_broker_failure(const std::vector<BrokerId>& brokers, const B
     shutting_down_.erase(b);
   }
   batch->metadata_to_all = true;
+  // KafkaController.onReplicasBecomeOffline: every partition without a
+  // leader online — one of these brokers', or one a broker still shutting
+  // down could not hand over.
   std::vector<TopicPartition> led;
   for (const auto& [tp, info] : partitions_) {
-    if (info.state && contains(brokers, info.state->leader)) led.push_back(tp);
+    if (info.state && !online(info.state->leader)) led.push_back(tp);
   }
   elect(led, ElectionKind::offline, batch, [this, brokers, batch, done] {
     in_sequence(
@@ -618,13 +621,16 @@ void Controller::elect(std::vector<TopicPartition> tps, ElectionKind kind, const
     next.leader = kNoBroker;
     switch (kind) {
       case ElectionKind::offline: {
-        if (alive(cur.leader)) return std::nullopt;  // settled meanwhile
+        // PartitionStateMachine.leaderForOffline: the replicas online are
+        // the live brokers that are not shutting down
+        // (ControllerContext.isReplicaOnline without includeShuttingDownBrokers).
+        if (online(cur.leader)) return std::nullopt;  // settled meanwhile
         std::vector<BrokerId> live_isr;
         for (BrokerId r : cur.isr) {
-          if (alive(r)) live_isr.push_back(r);
+          if (online(r)) live_isr.push_back(r);
         }
         for (BrokerId r : info.replicas) {
-          if (alive(r) && contains(live_isr, r)) {
+          if (contains(live_isr, r)) {
             next.leader = r;
             break;
           }
@@ -633,7 +639,7 @@ void Controller::elect(std::vector<TopicPartition> tps, ElectionKind kind, const
           next.isr = live_isr;
         } else if (unclean_allowed(tp.topic)) {
           for (BrokerId r : info.replicas) {
-            if (alive(r)) {
+            if (online(r)) {
               next.leader = r;
               break;
             }

@@ -106,6 +106,8 @@ class Controller {
 
   std::string path(const std::string& p) const { return env_.chroot + p; }
   bool alive(BrokerId b) const { return live_.count(b) != 0; }
+  // Alive and not shutting down (ControllerContext.isReplicaOnline).
+  bool online(BrokerId b) const { return alive(b) && shutting_down_.count(b) == 0; }
   PartitionState state_of(const TopicPartition& tp, bool is_new = false) const;
   bool unclean_allowed(const std::string& topic) const;
 

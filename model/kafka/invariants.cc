@@ -182,6 +182,7 @@ void Invariants::run(bool all) {
       SIM_ASSERT(std::find(isr.begin(), isr.end(), id) != isr.end(),
                  "broker {} leads {} but is not in its ISR", id, to_string(tp));
       const int64_t leader_epoch = p->leader_epoch().value;
+      const int64_t leading_since = p->leading_since().value;
       for (BrokerId r : isr) {
         SIM_ASSERT(std::find(p->replicas().begin(), p->replicas().end(), r) != p->replicas().end(),
                    "broker {}: ISR member {} of {} is not a replica", id, r, to_string(tp));
@@ -189,7 +190,9 @@ void Invariants::run(bool all) {
         const FollowerState* f = p->followers().find(r);
         if (f == nullptr || f->log_end.value < 0) continue;
         // The highest log end offset the leader has heard from this member
-        // in this leader epoch of this incarnation. Not the latest: a fetch
+        // since it became leader in this incarnation (a new leader epoch
+        // while it stays leader keeps what it heard, as Partition.makeLeader
+        // does: Partition::leading_since). Not the latest: a fetch
         // the follower gave up on can still arrive after a heal (the kernel
         // delivers what was sent before the socket was closed) and report an
         // old offset, as it would to a real broker.
@@ -197,17 +200,17 @@ void Invariants::run(bool all) {
         // whose ZooKeeper session expired registers again with a new broker
         // epoch (KafkaController.processRegisterBrokerAndReelect) but keeps
         // its partitions, high watermarks and followers' states
-        // (Partition.makeLeader resets those only in a new leader epoch), so
+        // (Partition.makeLeader resets those only when it becomes leader), so
         // what it heard before the new registration still counts.
         auto h = std::find_if(led.heard.begin(), led.heard.end(),
                               [r](const Heard& x) { return x.follower == r; });
         if (h == led.heard.end()) {
-          led.heard.push_back(Heard{.follower = r, .log_end = 0, .incarnation = 0, .leader_epoch = 0});
+          led.heard.push_back(Heard{.follower = r, .log_end = 0, .incarnation = 0, .leading_since = 0});
           h = led.heard.end() - 1;
         }
-        if (h->incarnation != static_cast<int64_t>(incarnation) || h->leader_epoch != leader_epoch) {
+        if (h->incarnation != static_cast<int64_t>(incarnation) || h->leading_since != leading_since) {
           h->incarnation = static_cast<int64_t>(incarnation);
-          h->leader_epoch = leader_epoch;
+          h->leading_since = leading_since;
           h->log_end = -1;
         }
         h->log_end = std::max(h->log_end, f->log_end.value);

@@ -74,7 +74,7 @@ class Invariants {
     BrokerId follower = kNoBroker;
     int64_t log_end = 0;
     int64_t incarnation = 0;
-    int64_t leader_epoch = 0;
+    int64_t leading_since = 0;  // Partition::leading_since
   };
   // One (broker, partition) while the broker leads it: the leader epoch and
   // high watermark at the last check, in which incarnation, and what it has

@@ -21,7 +21,9 @@ Partition::Partition(TopicPartition tp, std::unique_ptr<PartitionLog> log, Broke
 void Partition::make_leader(const PartitionState& s, int64_t now_ms) {
   ++state_version_;
   pending_isr_.clear();
-  const bool new_epoch = s.leader_epoch != leader_epoch_ || leader_ != local_;
+  const bool new_leader = leader_ != local_;
+  const bool new_epoch = s.leader_epoch != leader_epoch_ || new_leader;
+  if (new_leader) leading_since_ = s.leader_epoch;
   leader_ = local_;
   leader_epoch_ = s.leader_epoch;
   controller_epoch_ = s.controller_epoch;
@@ -32,15 +34,29 @@ void Partition::make_leader(const PartitionState& s, int64_t now_ms) {
     // The leader epoch starts at our log end (LeaderEpochFileCache.assign).
     leader_epoch_start_ = log_->log_end();
     log_->assign_epoch(leader_epoch_, leader_epoch_start_);
-    // Partition.makeLeader: followers in the ISR count as caught up now;
-    // what they have is learned from their next fetch.
-    followers_.clear();
+    // Partition.makeLeader (2.2 resetLastCaughtUpTime, 3.x
+    // Replica.resetReplicaState): every follower in the ISR counts as caught
+    // up now, the others not at all. A broker that becomes leader forgets
+    // what its followers had (learnt again from their next fetch); one that
+    // was leader already and only got a new epoch (an ISR member removed by
+    // the controller) keeps their log ends, and counts this instant as each
+    // follower's last fetch at its own log end — so the high watermark does
+    // not wait for every follower to fetch again, and a follower still at
+    // the log end is not shrunk from the ISR for being silent.
+    const Offset leader_end = log_->log_end();
+    sim::FlatMap<BrokerId, FollowerState> followers;
     for (BrokerId r : replicas_) {
       if (r == local_) continue;
       FollowerState f;
+      if (const FollowerState* old = new_leader ? nullptr : followers_.find(r)) {
+        f.log_end = old->log_end;
+        f.last_fetch_leader_log_end = leader_end;
+        f.last_fetch_ms = now_ms;
+      }
       f.last_caught_up_ms = contains(isr_, r) ? now_ms : 0;
-      followers_[r] = f;
+      followers[r] = f;
     }
+    followers_ = std::move(followers);
   }
   needs_truncation = false;
   if (high_watermark_ > log_->log_end()) high_watermark_ = log_->log_end();
@@ -119,15 +135,11 @@ void Partition::update_follower(BrokerId replica, Offset fetch_offset, int64_t n
   f.last_fetch_ms = now_ms;
 }
 
-std::optional<BrokerId> Partition::follower_to_add() const {
-  if (!is_leader()) return std::nullopt;
-  for (const auto& [r, f] : followers_) {
-    if (contains(isr_, r) || !contains(replicas_, r)) continue;
-    if (f.log_end.value >= 0 && f.log_end >= high_watermark_ && f.log_end >= leader_epoch_start_) {
-      return r;
-    }
-  }
-  return std::nullopt;
+bool Partition::can_join_isr(BrokerId replica) const {
+  if (!is_leader() || contains(isr_, replica) || !contains(replicas_, replica)) return false;
+  const FollowerState* f = followers_.find(replica);
+  return f != nullptr && f->log_end.value >= 0 && f->log_end >= high_watermark_ &&
+         f->log_end >= leader_epoch_start_;
 }
 
 std::vector<BrokerId> Partition::out_of_sync(int64_t now_ms, int64_t lag_max_ms) const {

@@ -69,6 +69,9 @@ class Partition {
   const std::vector<BrokerId>& isr() const { return isr_; }
   // The offset where the current leader epoch began at this leader.
   Offset leader_epoch_start() const { return leader_epoch_start_; }
+  // The leader epoch in which this broker last became the leader (it keeps
+  // what its followers reported through later epochs while it stays leader).
+  LeaderEpoch leading_since() const { return leading_since_; }
 
   // Applies a LeaderAndIsr state naming this broker the leader.
   void make_leader(const PartitionState& s, int64_t now_ms);
@@ -96,8 +99,11 @@ class Partition {
   // Records a fetch from `replica` at `fetch_offset`.
   void update_follower(BrokerId replica, Offset fetch_offset, int64_t now_ms);
   const sim::FlatMap<BrokerId, FollowerState>& followers() const { return followers_; }
-  // A follower not in the ISR that now qualifies to join it, if any.
-  std::optional<BrokerId> follower_to_add() const;
+  // Whether `replica`, an assigned follower outside the ISR, qualifies to
+  // join it: at least at the high watermark and at the start of the leader
+  // epoch. Kafka asks this of the follower whose fetch just arrived
+  // (Partition.maybeExpandIsr), never of the others.
+  bool can_join_isr(BrokerId replica) const;
   // ISR members (other than the leader) that have lagged for too long; one
   // at the leader's log end never has (Partition.getOutOfSyncReplicas).
   std::vector<BrokerId> out_of_sync(int64_t now_ms, int64_t lag_max_ms) const;
@@ -141,6 +147,7 @@ class Partition {
   std::vector<BrokerId> isr_;
   std::vector<BrokerId> pending_isr_;
   Offset leader_epoch_start_{0};
+  LeaderEpoch leading_since_{-1};
   Offset high_watermark_{0};
   // Looked up on every follower fetch and every watermark check: a few
   // entries, filled by make_leader and cleared by make_follower.

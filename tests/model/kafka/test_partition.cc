@@ -185,6 +185,38 @@ TEST(KafkaPartitionLeadership, ASecondLeaderAndIsrForTheSameEpochKeepsFollowerPr
   EXPECT_EQ(bed.p().zk_version(), 3);
 }
 
+// The controller raises the epoch of a partition whose leader stays (an ISR
+// member died or shut down): Partition.makeLeader resets only a new leader's
+// view of its followers (2.2 resetLastCaughtUpTime, 3.x
+// Replica.resetReplicaState with isNewLeader false).
+TEST(KafkaPartitionLeadership, ANewEpochAtTheSameLeaderKeepsWhatItsFollowersHave) {
+  Bed bed;
+  bed.produce(5);
+  bed.p().make_leader(state(kLocal, LeaderEpoch{1}, {1, 2, 3}), 1000);
+  bed.p().update_follower(2, Offset{5}, 1500);
+  bed.p().update_follower(3, Offset{5}, 1600);
+  bed.produce(2, LeaderEpoch{1});
+  bed.p().update_follower(3, Offset{7}, 1700);
+  bed.p().maybe_increment_high_watermark();
+  EXPECT_EQ(bed.p().high_watermark(), Offset{5});
+
+  bed.p().make_leader(state(kLocal, LeaderEpoch{2}, {1, 3}, {1, 2, 3}, 1), 3000);
+
+  EXPECT_EQ(bed.p().leader_epoch_start(), Offset{7});
+  const FollowerState& in_isr = bed.p().followers().at(3);
+  EXPECT_EQ(in_isr.log_end, Offset{7});
+  EXPECT_EQ(in_isr.last_caught_up_ms, 3000);
+  EXPECT_EQ(in_isr.last_fetch_leader_log_end, Offset{7});
+  EXPECT_EQ(in_isr.last_fetch_ms, 3000);
+  const FollowerState& out = bed.p().followers().at(2);
+  EXPECT_EQ(out.log_end, Offset{5});
+  EXPECT_EQ(out.last_caught_up_ms, 0) << "2 is not in the new ISR";
+  // The ISR's log ends are known: the watermark moves without waiting for a fetch.
+  EXPECT_EQ(bed.p().high_watermark(), Offset{7});
+  // A silent follower at the log end stays in the ISR.
+  EXPECT_TRUE(bed.p().out_of_sync(100 * kLagMaxMs, kLagMaxMs).empty());
+}
+
 TEST(KafkaPartitionLeadership, MakeFollowerThenLeaderAgainStartsFresh) {
   Bed bed;
   bed.produce(4);
@@ -198,7 +230,8 @@ TEST(KafkaPartitionLeadership, MakeFollowerThenLeaderAgainStartsFresh) {
   EXPECT_TRUE(bed.p().needs_truncation);
   EXPECT_TRUE(bed.p().followers().empty());
   EXPECT_FALSE(bed.p().maybe_increment_high_watermark());
-  EXPECT_FALSE(bed.p().follower_to_add().has_value());
+  EXPECT_FALSE(bed.p().can_join_isr(2));
+  EXPECT_FALSE(bed.p().can_join_isr(3));
   EXPECT_TRUE(bed.p().out_of_sync(1'000'000, kLagMaxMs).empty());
 
   bed.produce(2, LeaderEpoch{2});  // as if fetched from broker 2
@@ -416,12 +449,12 @@ TEST(KafkaPartitionIsr, AFollowerJoinsOnceItReachesTheHighWatermark) {
   ASSERT_EQ(bed.p().high_watermark(), Offset{10});
 
   bed.p().update_follower(3, Offset{9}, 20);
-  EXPECT_EQ(bed.p().follower_to_add(), std::nullopt);
+  EXPECT_FALSE(bed.p().can_join_isr(3));
   bed.p().update_follower(3, Offset{10}, 30);
-  EXPECT_EQ(bed.p().follower_to_add(), std::optional<BrokerId>(3));
+  EXPECT_TRUE(bed.p().can_join_isr(3));
 
   bed.p().set_isr({1, 2, 3}, 1);
-  EXPECT_EQ(bed.p().follower_to_add(), std::nullopt) << "already in the ISR";
+  EXPECT_FALSE(bed.p().can_join_isr(3)) << "already in the ISR";
 }
 
 TEST(KafkaPartitionIsr, AFollowerMustAlsoReachTheStartOfTheLeaderEpoch) {
@@ -435,27 +468,33 @@ TEST(KafkaPartitionIsr, AFollowerMustAlsoReachTheStartOfTheLeaderEpoch) {
   ASSERT_EQ(bed.p().leader_epoch_start(), Offset{10});
 
   bed.p().update_follower(3, Offset{6}, 10);  // >= HW 4 but < epoch start 10
-  EXPECT_EQ(bed.p().follower_to_add(), std::nullopt);
+  EXPECT_FALSE(bed.p().can_join_isr(3));
   bed.p().update_follower(3, Offset{10}, 20);
-  EXPECT_EQ(bed.p().follower_to_add(), std::optional<BrokerId>(3));
+  EXPECT_TRUE(bed.p().can_join_isr(3));
 }
 
 TEST(KafkaPartitionIsr, AFollowerNotHeardFromIsNeverAdded) {
   Bed bed;
   bed.p().make_leader(state(kLocal, LeaderEpoch{0}, {1}), 0);
   // The log is empty: HW and epoch start are 0, but 2 and 3 have not fetched.
-  EXPECT_EQ(bed.p().follower_to_add(), std::nullopt);
+  EXPECT_FALSE(bed.p().can_join_isr(2));
+  EXPECT_FALSE(bed.p().can_join_isr(3));
   bed.p().update_follower(2, Offset{0}, 10);
-  EXPECT_EQ(bed.p().follower_to_add(), std::optional<BrokerId>(2));
+  EXPECT_TRUE(bed.p().can_join_isr(2));
+  EXPECT_FALSE(bed.p().can_join_isr(3));
 }
 
-TEST(KafkaPartitionIsr, TheLowestQualifyingBrokerIsAddedFirst) {
+TEST(KafkaPartitionIsr, EachFollowerIsJudgedOnItsOwnAndOnlyAnAssignedOneCanJoin) {
   Bed bed;
   bed.produce(3);
   bed.p().make_leader(state(kLocal, LeaderEpoch{1}, {1}, {1, 2, 3, 4}), 0);
   bed.p().update_follower(4, Offset{3}, 10);
-  bed.p().update_follower(3, Offset{3}, 11);
-  EXPECT_EQ(bed.p().follower_to_add(), std::optional<BrokerId>(3));
+  bed.p().update_follower(2, Offset{1}, 11);
+  EXPECT_TRUE(bed.p().can_join_isr(4));
+  EXPECT_FALSE(bed.p().can_join_isr(2));
+  EXPECT_FALSE(bed.p().can_join_isr(3)) << "not heard from";
+  EXPECT_FALSE(bed.p().can_join_isr(5)) << "not a replica";
+  EXPECT_FALSE(bed.p().can_join_isr(kLocal)) << "the leader is in the ISR";
 }
 
 TEST(KafkaPartitionIsr, AFollowerLeavesAfterReplicaLagTimeMax) {
@@ -515,7 +554,7 @@ TEST(KafkaPartitionMaximalIsr, AMemberBeingAddedHoldsTheHighWatermarkUntilItsWri
   bed.p().update_follower(2, Offset{10}, 10);
   ASSERT_TRUE(bed.p().maybe_increment_high_watermark());
   bed.p().update_follower(3, Offset{10}, 20);
-  ASSERT_EQ(bed.p().follower_to_add(), std::optional<BrokerId>(3));
+  ASSERT_TRUE(bed.p().can_join_isr(3));
   bed.p().set_pending_isr({1, 2, 3});
 
   bed.produce(4, LeaderEpoch{1});  // log end 14

@@ -321,7 +321,7 @@ TEST(ScenarioRun, Seed000WithAcksAllAndIdempotenceLosesNothing) {
 }
 
 // The companion's delivery timeout is what keeps it free of duplicates: with
-// the script's own 10 s (send_and_wait fails when the request does), seed 6
+// the script's own 10 s (send_and_wait fails when the request does), seed 4
 // writes values twice, and each one twice written is a value the script sent
 // again after a try whose outcome was unknown. Idempotence merges the
 // client's retries of a batch, never the script's resends.
@@ -332,7 +332,7 @@ TEST(ScenarioRun, Seed000AcksAllDuplicatesAreTheScriptsResends) {
   check::History h;
   RunOptions o;
   o.history_out = &h;
-  const RunResult r = run_scenario(s, 6, o);
+  const RunResult r = run_scenario(s, 4, o);
   EXPECT_EQ(r.verdict["lost"], 0);
   const nlohmann::json& items = r.verdict["checks"]["duplicates"]["items"];
   ASSERT_GT(r.verdict["duplicates"].get<int64_t>(), 0) << failures(r);
