@@ -805,6 +805,7 @@ Partition& Broker::get_or_create_partition(const TopicPartition& tp, const LogCo
     log = std::make_unique<PartitionLog>(ctx(), partition_dir(tp), config);
   }
   auto p = std::make_unique<Partition>(tp, std::move(log), config_.broker_id);
+  p->set_min_isr_holds_high_watermark(config_.min_isr_holds_high_watermark);
   auto hw = checkpointed_hw_.find(to_string(tp));
   if (hw != checkpointed_hw_.end()) p->set_checkpointed_high_watermark(hw->second);
   Partition& ref = *p;
@@ -1197,8 +1198,7 @@ void Broker::handle_produce(ProduceRequest& r, Reply reply) {
     if (p == nullptr || !p->is_leader()) {
       const bool known = metadata_.partitions.count(b.tp) != 0;
       pr.error = known ? ErrorCode::not_leader_for_partition : ErrorCode::unknown_topic_or_partition;
-    } else if (r.acks == -1 && static_cast<int32_t>(p->isr().size()) <
-                                   p->log().config().min_insync_replicas) {
+    } else if (r.acks == -1 && p->under_min_isr()) {
       pr.error = ErrorCode::not_enough_replicas;
     } else if (b.records.empty()) {
       pr.base_offset = p->log().log_end();
@@ -1288,9 +1288,7 @@ void Broker::try_complete_produce(uint64_t id, bool timed_out) {
     } else if (p->high_watermark() >= req->second) {
       // DelayedProduce: acknowledged once the high watermark passes the
       // batch, but NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR is too small.
-      pr.error = static_cast<int32_t>(p->isr().size()) < p->log().config().min_insync_replicas
-                     ? ErrorCode::not_enough_replicas_after_append
-                     : ErrorCode::none;
+      pr.error = p->under_min_isr() ? ErrorCode::not_enough_replicas_after_append : ErrorCode::none;
     } else if (timed_out) {
       pr.error = ErrorCode::request_timed_out;
     } else {

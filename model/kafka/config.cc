@@ -767,6 +767,7 @@ BrokerConfig default_broker_config(VersionProfile version) {
     // static members can use long session timeouts.
     c.group_max_session_timeout_ms = 300000;
   }
+  c.min_isr_holds_high_watermark = version == VersionProfile::v3_9;
   return c;
 }
 

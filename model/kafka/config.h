@@ -94,6 +94,11 @@ struct BrokerConfig {
   int32_t offsets_commit_timeout_ms = 5000;        // offsets.commit.timeout.ms
   int16_t offsets_commit_required_acks = -1;       // offsets.commit.required.acks
   int32_t transaction_state_log_replication_factor = 3;  // accepted, not modelled
+  // Not a key: how the release treats min.insync.replicas. From Kafka 3.7
+  // (KAFKA-15583, part of KIP-966) it counts at most the replication factor,
+  // and a leader's high watermark stays put while its ISR is below it; the
+  // 3.9 profile does this, 2.2 and 2.8 do not.
+  bool min_isr_holds_high_watermark = true;
   // A simulation-only what-if, not a Kafka key: "kafkasim.truncation" =
   // leader-epoch (default) | high-watermark.
   Truncation truncation = Truncation::leader_epoch;

@@ -956,7 +956,7 @@ void GroupCoordinator::append(int32_t partition, std::vector<Record> records,
     return;
   }
   const bool all = config().offsets_commit_required_acks == -1;
-  if (all && static_cast<int32_t>(p->isr().size()) < p->log().config().min_insync_replicas) {
+  if (all && p->under_min_isr()) {
     done(ErrorCode::not_enough_replicas, Offset{-1});
     return;
   }
@@ -1001,9 +1001,7 @@ void GroupCoordinator::try_complete_append(uint64_t id, bool timed_out) {
   if (p == nullptr || !p->is_leader()) {
     e = ErrorCode::not_leader_for_partition;
   } else if (p->high_watermark() >= a.required) {
-    e = static_cast<int32_t>(p->isr().size()) < p->log().config().min_insync_replicas
-            ? ErrorCode::not_enough_replicas_after_append
-            : ErrorCode::none;
+    e = p->under_min_isr() ? ErrorCode::not_enough_replicas_after_append : ErrorCode::none;
   } else if (timed_out) {
     e = ErrorCode::request_timed_out;
   } else {

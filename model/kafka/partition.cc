@@ -92,8 +92,17 @@ void Partition::set_checkpointed_high_watermark(Offset hw) {
   high_watermark_ = std::min(hw, log_->log_end());
 }
 
+int32_t Partition::effective_min_isr() const {
+  const int32_t configured = log_->config().min_insync_replicas;
+  if (!min_isr_holds_hw_) return configured;
+  return std::min(configured, static_cast<int32_t>(std::max<size_t>(replicas_.size(), 1)));
+}
+
 bool Partition::maybe_increment_high_watermark() {
   if (!is_leader()) return false;
+  // Kafka 3.7+ (KAFKA-15583): nothing is committed while the ISR is below
+  // min.insync.replicas, whatever acks the writes asked for.
+  if (min_isr_holds_hw_ && under_min_isr()) return false;
   Offset candidate = log_->log_end();
   // Over the maximal ISR: the ISR and the members a pending expansion adds.
   auto hold = [&](BrokerId r) {

@@ -94,6 +94,14 @@ class Partition {
   void set_checkpointed_high_watermark(Offset hw);
   // Leader: recomputes from the ISR; true when it moved up.
   bool maybe_increment_high_watermark();
+  // BrokerConfig::min_isr_holds_high_watermark (KAFKA-15583, Kafka 3.7+).
+  void set_min_isr_holds_high_watermark(bool on) { min_isr_holds_hw_ = on; }
+  // min.insync.replicas as an acks=all write is checked against: the topic's
+  // value, capped at the replication factor where KAFKA-15583 applies
+  // (Partition.effectiveMinIsr).
+  int32_t effective_min_isr() const;
+  // Fewer ISR members than that (Partition.isUnderMinIsr).
+  bool under_min_isr() const { return static_cast<int32_t>(isr_.size()) < effective_min_isr(); }
 
   // --- followers (leader only) ------------------------------------------------
   // Records a fetch from `replica` at `fetch_offset`.
@@ -148,6 +156,7 @@ class Partition {
   std::vector<BrokerId> pending_isr_;
   Offset leader_epoch_start_{0};
   LeaderEpoch leading_since_{-1};
+  bool min_isr_holds_hw_ = false;
   Offset high_watermark_{0};
   // Looked up on every follower fetch and every watermark check: a few
   // entries, filled by make_leader and cleared by make_follower.

@@ -421,6 +421,43 @@ TEST(KafkaPartitionHighWatermark, AFollowerTakesTheLeadersCappedAtItsOwnLogEnd) 
   EXPECT_EQ(bed.p().high_watermark(), Offset{5});
 }
 
+// Kafka 3.7+ (KAFKA-15583, the 3.9 profile): min.insync.replicas counts at
+// most the replication factor, and nothing is committed while the ISR is
+// below it.
+TEST(KafkaPartitionHighWatermark, StaysPutWhileTheIsrIsBelowMinInsyncWhereKafka15583Applies) {
+  for (const bool rule : {false, true}) {
+    SCOPED_TRACE(rule ? "3.9" : "2.2");
+    Bed bed;
+    LogConfig config;
+    config.min_insync_replicas = 2;
+    bed.log().set_config(config);
+    bed.p().set_min_isr_holds_high_watermark(rule);
+    bed.produce(4);
+    bed.p().make_leader(state(kLocal, LeaderEpoch{1}, {1}), 0);
+    EXPECT_TRUE(bed.p().under_min_isr());
+    // Alone in the ISR: before 3.7 the leader commits its whole log.
+    EXPECT_EQ(bed.p().high_watermark(), rule ? Offset{0} : Offset{4});
+    bed.p().set_isr({1, 2}, 1);
+    bed.p().update_follower(2, Offset{4}, 10);
+    EXPECT_FALSE(bed.p().under_min_isr());
+    EXPECT_EQ(bed.p().maybe_increment_high_watermark(), rule);
+    EXPECT_EQ(bed.p().high_watermark(), Offset{4});
+  }
+}
+
+TEST(KafkaPartitionHighWatermark, MinInsyncIsCappedAtTheReplicationFactorOnlyWhereKafka15583Applies) {
+  Bed bed;
+  LogConfig config;
+  config.min_insync_replicas = 3;
+  bed.log().set_config(config);
+  bed.p().make_leader(state(kLocal, LeaderEpoch{0}, {1, 2}, {1, 2}), 0);
+  EXPECT_EQ(bed.p().effective_min_isr(), 3);
+  EXPECT_TRUE(bed.p().under_min_isr()) << "2.2: an acks=all write to RF 2 with min.insync.replicas=3 fails";
+  bed.p().set_min_isr_holds_high_watermark(true);
+  EXPECT_EQ(bed.p().effective_min_isr(), 2);
+  EXPECT_FALSE(bed.p().under_min_isr());
+}
+
 TEST(KafkaPartitionHighWatermark, TheCheckpointedValueIsCappedAtTheLogEnd) {
   Bed bed;
   bed.produce(5);
