@@ -84,11 +84,30 @@ void Broker::on_start() {
     return append_to_offsets_partition(tp, std::move(records));
   };
   group_coordinator_ = std::make_unique<GroupCoordinator>(std::move(groups));
+  new_zk_session();
+  // KafkaServer.startup begins with initZkClient, whose ZooKeeperClient waits
+  // up to zookeeper.connection.timeout.ms (default: the session timeout) for
+  // a connection and otherwise throws ZooKeeperClientTimeoutException: a
+  // fatal startup error, and the process exits. The listeners are bound only
+  // after that (SocketServer.startup comes later).
+  const int32_t timeout_ms = config_.zookeeper_connection_timeout_ms > 0 ? config_.zookeeper_connection_timeout_ms
+                                                                        : config_.zookeeper_session_timeout_ms;
+  ctx().after(sim::Duration::millis(timeout_ms), [this, timeout_ms] {
+    if (listening_ || shutting_down_) return;
+    ctx().trace("zk_connect_timeout", {{"broker", config_.broker_id}, {"timeout_ms", timeout_ms}});
+    shutting_down_ = true;
+    if (zk_) zk_->close();
+    ctx().exit();
+  });
+  schedule_tasks();
+}
+
+void Broker::start_listening() {
+  if (listening_) return;
+  listening_ = true;
   std::set<uint16_t> ports;
   for (const Listener& l : config_.listeners) ports.insert(l.port);
   for (uint16_t port : ports) ctx().listen(port);
-  new_zk_session();
-  schedule_tasks();
 }
 
 void Broker::load_logs() {
@@ -193,6 +212,7 @@ void Broker::on_session_state(uint64_t generation, zk::SessionState state) {
     case zk::SessionState::connected:
       if (!zk_ready_) {
         zk_ready_ = true;
+        start_listening();
         create_top_level_paths(0);
       }
       break;

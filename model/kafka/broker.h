@@ -107,6 +107,7 @@ class Broker final : public sim::Process {
   void create_top_level_paths(size_t i);
   void register_broker();
   void elect_controller();
+  void start_listening();
   void register_controller(ControllerEpoch next, int32_t epoch_version, int64_t timestamp_ms);
   void check_controller_and_epoch(ControllerEpoch next);
   void watch_controller();
@@ -251,6 +252,7 @@ class Broker final : public sim::Process {
   std::vector<std::shared_ptr<std::function<void(std::string)>>> fetches_;
   uint64_t zk_generation_ = 0;
   bool zk_ready_ = false;
+  bool listening_ = false;  // the listeners are bound once ZooKeeper first answers (start_listening)
   bool registered_ = false;
   int64_t broker_epoch_ = -1;
   bool shutting_down_ = false;

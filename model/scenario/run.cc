@@ -477,6 +477,9 @@ struct Run::Impl {
       note(t, fmt::format("{}: ZooKeeper session expired", r.process));
     } else if (r.kind == "restarted_by_service_manager") {
       note(t, fmt::format("{} restarted by its service manager", r.process));
+    } else if (r.kind == "zk_connect_timeout") {
+      note(t, fmt::format("{}: no ZooKeeper connection within {} ms; the broker exits", r.process,
+                          field_text(r, "timeout_ms")));
     } else if (r.kind == "registration_failed") {
       note(t, fmt::format("{}: /brokers/ids/{} still held by an old session; the broker exits", r.process,
                           field_text(r, "broker")));

@@ -321,21 +321,30 @@ TEST(ScenarioRun, Seed000WithAcksAllAndIdempotenceLosesNothing) {
 }
 
 // The companion's delivery timeout is what keeps it free of duplicates: with
-// the script's own 10 s (send_and_wait fails when the request does), seed 4
-// writes values twice, and each one twice written is a value the script sent
-// again after a try whose outcome was unknown. Idempotence merges the
-// client's retries of a batch, never the script's resends.
+// the script's own 10 s (send_and_wait fails when the request does), some of
+// the first seeds write values twice, and each one twice written is a value
+// the script sent again after a try whose outcome was unknown. Idempotence
+// merges the client's retries of a batch, never the script's resends. (The
+// first such seed is looked for, so that the test does not hang on one
+// seed's timing.)
 TEST(ScenarioRun, Seed000AcksAllDuplicatesAreTheScriptsResends) {
   const Scenario companion =
       load_scenario(KAFKASIM_SOURCE_DIR "/scenarios/seeds/000_f0aa22d7ff924a8b_acks_all.json");
   const Scenario s = with_overrides(companion, {{"producer.delivery.timeout.ms", "10000"}});
+  constexpr uint64_t kSeeds = 12;
   check::History h;
-  RunOptions o;
-  o.history_out = &h;
-  const RunResult r = run_scenario(s, 4, o);
-  EXPECT_EQ(r.verdict["lost"], 0);
+  std::optional<RunResult> found;
+  for (uint64_t seed = 1; seed <= kSeeds && !found; ++seed) {
+    h = check::History();
+    RunOptions o;
+    o.history_out = &h;
+    RunResult r = run_scenario(s, seed, o);
+    EXPECT_EQ(r.verdict["lost"], 0) << "seed " << seed;
+    if (r.verdict["duplicates"].get<int64_t>() > 0) found = std::move(r);
+  }
+  ASSERT_TRUE(found.has_value()) << "no duplicates in seeds 1.." << kSeeds;
+  const RunResult& r = *found;
   const nlohmann::json& items = r.verdict["checks"]["duplicates"]["items"];
-  ASSERT_GT(r.verdict["duplicates"].get<int64_t>(), 0) << failures(r);
   ASSERT_EQ(items.size(), r.verdict["duplicates"].get<size_t>());
   for (const nlohmann::json& item : items) {
     const uint64_t value = item["value"].get<uint64_t>();
