@@ -73,6 +73,11 @@ void Broker::on_start() {
       ctx(), NetworkClient::Options{config_.replica_socket_timeout_ms, 1});
   shutdown_client_ = std::make_unique<NetworkClient>(
       ctx(), NetworkClient::Options{config_.request_timeout_ms, 1});
+  // KafkaServer.createBrokerInfo, once at start: a listener without a host
+  // advertises this machine's own (InetAddress.getLocalHost), and every later
+  // registration (after a session expiry, processRegisterBrokerAndReelect)
+  // sends the same BrokerInfo — even if the host's address has changed since.
+  start_address_ = ctx().address();
   ctx().trace("broker_starting", {{"broker", config_.broker_id},
                                   {"version", to_string(config_.version)}});
   load_logs();
@@ -263,7 +268,7 @@ void Broker::register_broker() {
   reg.timestamp_ms = ctx().now().us() / 1000;
   for (const Listener& l : config_.advertised_listeners) {
     Endpoint e{l.name, l.host, l.port};
-    if (e.host.empty() || e.host == "0.0.0.0") e.host = ctx().address();
+    if (e.host.empty() || e.host == "0.0.0.0") e.host = start_address_;
     reg.endpoints.push_back(e);
   }
   const uint64_t generation = zk_generation_;
