@@ -376,11 +376,9 @@ void Broker::register_controller(ControllerEpoch next, int32_t epoch_version, in
         return;
       case zk::Error::connection_loss:
         // The multi may have been applied with its answer lost. Kafka sends
-        // the same request again once connected (KafkaZkClient
-        // retryRequestUntilConnected, KAFKA-6082 in 2.1) and sorts the
-        // outcome out below; our client holds a request made while
-        // disconnected until it is connected again.
-        if (zk_->state() != zk::SessionState::closed) register_controller(next, epoch_version, timestamp_ms);
+        // the same request again once connected (KAFKA-6082, 2.1) and sorts
+        // the outcome out below.
+        if (retry_after_connection_loss(e)) register_controller(next, epoch_version, timestamp_ms);
         return;
       case zk::Error::node_exists:
       case zk::Error::bad_version:
@@ -400,27 +398,49 @@ void Broker::check_controller_and_epoch(ControllerEpoch next) {
   // applied (no other election can write that epoch); anything else is
   // another broker's win (ControllerMovedException), and elect_controller
   // watches /controller again.
+  // Both reads are sent again once connected if the connection is lost
+  // (getControllerId and getControllerEpoch go through
+  // retryRequestUntilConnected too).
   const uint64_t generation = zk_generation_;
   zk_->get_data(zk_path(znodes::kController), false,
                 [this, generation, next](zk::Error e, const std::string& data, const std::optional<zk::Stat>&) {
                   if (generation != zk_generation_) return;
+                  if (retry_after_connection_loss(e)) {
+                    check_controller_and_epoch(next);
+                    return;
+                  }
                   if (e != zk::Error::ok ||
                       znodes::decode_controller(data).value_or(kNoBroker) != config_.broker_id) {
                     elect_controller();
                     return;
                   }
-                  zk_->get_data(zk_path(znodes::kControllerEpoch), false,
-                                [this, generation, next](zk::Error e, const std::string& data,
-                                                         const std::optional<zk::Stat>& stat) {
-                                  if (generation != zk_generation_) return;
-                                  if (e == zk::Error::ok && stat &&
-                                      znodes::decode_controller_epoch(data) == next) {
-                                    become_controller(next, stat->version);
-                                    return;
-                                  }
-                                  elect_controller();
-                                });
+                  check_controller_epoch(next);
                 });
+}
+
+void Broker::check_controller_epoch(ControllerEpoch next) {
+  const uint64_t generation = zk_generation_;
+  zk_->get_data(zk_path(znodes::kControllerEpoch), false,
+                [this, generation, next](zk::Error e, const std::string& data, const std::optional<zk::Stat>& stat) {
+                  if (generation != zk_generation_) return;
+                  if (retry_after_connection_loss(e)) {
+                    check_controller_epoch(next);
+                    return;
+                  }
+                  if (e == zk::Error::ok && stat && znodes::decode_controller_epoch(data) == next) {
+                    become_controller(next, stat->version);
+                    return;
+                  }
+                  elect_controller();
+                });
+}
+
+bool Broker::retry_after_connection_loss(zk::Error e) const {
+  // KafkaZkClient.retryRequestUntilConnected: a request whose answer was lost
+  // with the connection is sent again once connected (our client holds a
+  // request made while disconnected until then). Not once the session is
+  // closed.
+  return e == zk::Error::connection_loss && zk_->state() != zk::SessionState::closed;
 }
 
 void Broker::watch_controller() {
@@ -439,6 +459,9 @@ void Broker::watch_controller() {
 }
 
 void Broker::become_controller(ControllerEpoch epoch, int32_t epoch_version) {
+  // An election answered after this broker began to shut down (and resigned)
+  // starts nothing; its /controller goes with the session.
+  if (shutting_down_) return;
   ctx().trace("controller_elected", {{"broker", config_.broker_id}, {"epoch", epoch.value}});
   Controller::Environment env;
   env.ctx = &ctx();
@@ -830,7 +853,8 @@ Partition& Broker::get_or_create_partition(const TopicPartition& tp, const LogCo
     log = std::make_unique<PartitionLog>(ctx(), partition_dir(tp), config);
   }
   auto p = std::make_unique<Partition>(tp, std::move(log), config_.broker_id);
-  p->set_min_isr_holds_high_watermark(config_.min_isr_holds_high_watermark);
+  p->set_rules(Partition::Rules{.min_isr_holds_high_watermark = config_.min_isr_holds_high_watermark,
+                                .new_epoch_forgets_out_of_sync_fetch = config_.new_epoch_forgets_out_of_sync_fetch});
   auto hw = checkpointed_hw_.find(to_string(tp));
   if (hw != checkpointed_hw_.end()) p->set_checkpointed_high_watermark(hw->second);
   Partition& ref = *p;
@@ -950,7 +974,7 @@ void Broker::send_isr_write(std::shared_ptr<const IsrWrite> w) {
   const std::string path = zk_path(znodes::partition_state_path(w->tp));
   zk_->set_data(path, znodes::encode_partition_state(w->state), w->expected_version,
                 [this, w, path](zk::Error e, const std::optional<zk::Stat>& stat) {
-                  if (e == zk::Error::connection_loss && zk_->state() != zk::SessionState::closed) {
+                  if (retry_after_connection_loss(e)) {
                     send_isr_write(w);
                     return;
                   }
@@ -958,12 +982,19 @@ void Broker::send_isr_write(std::shared_ptr<const IsrWrite> w) {
                     finish_isr_write(*w, e, stat ? stat->version : -1);
                     return;
                   }
-                  zk_->get_data(path, false,
-                                [this, w](zk::Error, const std::string& data, const std::optional<zk::Stat>& stat) {
-                                  const bool ours = stat && znodes::decode_partition_state(data) == w->state;
-                                  finish_isr_write(*w, ours ? zk::Error::ok : zk::Error::bad_version,
-                                                   ours ? stat->version : -1);
-                                });
+                  check_isr_write(w);
+                });
+}
+
+void Broker::check_isr_write(std::shared_ptr<const IsrWrite> w) {
+  zk_->get_data(zk_path(znodes::partition_state_path(w->tp)), false,
+                [this, w](zk::Error e, const std::string& data, const std::optional<zk::Stat>& stat) {
+                  if (retry_after_connection_loss(e)) {
+                    check_isr_write(w);
+                    return;
+                  }
+                  const bool ours = e == zk::Error::ok && stat && znodes::decode_partition_state(data) == w->state;
+                  finish_isr_write(*w, ours ? zk::Error::ok : zk::Error::bad_version, ours ? stat->version : -1);
                 });
 }
 
@@ -1008,9 +1039,7 @@ void Broker::create_isr_change_notification(const std::string& data) {
   // connection is lost (retryRequestUntilConnected).
   zk_->create(zk_path(znodes::kIsrChangePrefix), data, zk::CreateMode::persistent_sequential,
               [this, data](zk::Error e, const std::string&) {
-                if (e == zk::Error::connection_loss && zk_->state() != zk::SessionState::closed) {
-                  create_isr_change_notification(data);
-                }
+                if (retry_after_connection_loss(e)) create_isr_change_notification(data);
               });
 }
 

@@ -110,6 +110,8 @@ class Broker final : public sim::Process {
   void start_listening();
   void register_controller(ControllerEpoch next, int32_t epoch_version, int64_t timestamp_ms);
   void check_controller_and_epoch(ControllerEpoch next);
+  void check_controller_epoch(ControllerEpoch next);
+  bool retry_after_connection_loss(zk::Error e) const;
   void watch_controller();
   void become_controller(ControllerEpoch epoch, int32_t epoch_version);
   void resign(const std::string& why);
@@ -178,6 +180,7 @@ class Broker final : public sim::Process {
   };
   void send_isr_write(std::shared_ptr<const IsrWrite> w);
   void create_isr_change_notification(const std::string& data);
+  void check_isr_write(std::shared_ptr<const IsrWrite> w);
   void finish_isr_write(const IsrWrite& w, zk::Error e, int32_t version);
   void propagate_isr_changes();
   void checkpoint_high_watermarks();

@@ -768,6 +768,7 @@ BrokerConfig default_broker_config(VersionProfile version) {
     c.group_max_session_timeout_ms = 300000;
   }
   c.min_isr_holds_high_watermark = version == VersionProfile::v3_9;
+  c.new_epoch_forgets_out_of_sync_fetch = version == VersionProfile::v3_9;
   return c;
 }
 

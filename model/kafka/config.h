@@ -99,6 +99,11 @@ struct BrokerConfig {
   // and a leader's high watermark stays put while its ISR is below it; the
   // 3.9 profile does this, 2.2 and 2.8 do not.
   bool min_isr_holds_high_watermark = true;
+  // Not a key either: a leader given a new epoch counts a follower outside
+  // the ISR as never having fetched (Replica.resetReplicaState, 3.3+: last
+  // fetch time 0), where 2.x counts the new epoch as every follower's last
+  // fetch (Replica.resetLastCaughtUpTime). The 3.9 profile does the former.
+  bool new_epoch_forgets_out_of_sync_fetch = true;
   // A simulation-only what-if, not a Kafka key: "kafkasim.truncation" =
   // leader-epoch (default) | high-watermark.
   Truncation truncation = Truncation::leader_epoch;

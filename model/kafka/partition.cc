@@ -40,9 +40,10 @@ void Partition::make_leader(const PartitionState& s, int64_t now_ms) {
     // what its followers had (learnt again from their next fetch); one that
     // was leader already and only got a new epoch (an ISR member removed by
     // the controller) keeps their log ends, and counts this instant as each
-    // follower's last fetch at its own log end — so the high watermark does
-    // not wait for every follower to fetch again, and a follower still at
-    // the log end is not shrunk from the ISR for being silent.
+    // follower's last fetch at its own log end (3.3+: each ISR follower's;
+    // one outside the ISR has not fetched) — so the high watermark does not
+    // wait for every follower to fetch again, and a follower still at the
+    // log end is not shrunk from the ISR for being silent.
     const Offset leader_end = log_->log_end();
     sim::FlatMap<BrokerId, FollowerState> followers;
     for (BrokerId r : replicas_) {
@@ -51,7 +52,8 @@ void Partition::make_leader(const PartitionState& s, int64_t now_ms) {
       if (const FollowerState* old = new_leader ? nullptr : followers_.find(r)) {
         f.log_end = old->log_end;
         f.last_fetch_leader_log_end = leader_end;
-        f.last_fetch_ms = now_ms;
+        const bool forgets = rules_.new_epoch_forgets_out_of_sync_fetch && !contains(isr_, r);
+        f.last_fetch_ms = forgets ? 0 : now_ms;
       }
       f.last_caught_up_ms = contains(isr_, r) ? now_ms : 0;
       followers[r] = f;
@@ -94,7 +96,7 @@ void Partition::set_checkpointed_high_watermark(Offset hw) {
 
 int32_t Partition::effective_min_isr() const {
   const int32_t configured = log_->config().min_insync_replicas;
-  if (!min_isr_holds_hw_) return configured;
+  if (!rules_.min_isr_holds_high_watermark) return configured;
   return std::min(configured, static_cast<int32_t>(std::max<size_t>(replicas_.size(), 1)));
 }
 
@@ -102,7 +104,7 @@ bool Partition::maybe_increment_high_watermark() {
   if (!is_leader()) return false;
   // Kafka 3.7+ (KAFKA-15583): nothing is committed while the ISR is below
   // min.insync.replicas, whatever acks the writes asked for.
-  if (min_isr_holds_hw_ && under_min_isr()) return false;
+  if (rules_.min_isr_holds_high_watermark && under_min_isr()) return false;
   Offset candidate = log_->log_end();
   // Over the maximal ISR: the ISR and the members a pending expansion adds.
   auto hold = [&](BrokerId r) {

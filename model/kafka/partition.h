@@ -94,8 +94,12 @@ class Partition {
   void set_checkpointed_high_watermark(Offset hw);
   // Leader: recomputes from the ISR; true when it moved up.
   bool maybe_increment_high_watermark();
-  // BrokerConfig::min_isr_holds_high_watermark (KAFKA-15583, Kafka 3.7+).
-  void set_min_isr_holds_high_watermark(bool on) { min_isr_holds_hw_ = on; }
+  // What differs between Kafka releases (BrokerConfig, from the profile).
+  struct Rules {
+    bool min_isr_holds_high_watermark = false;  // KAFKA-15583, Kafka 3.7+
+    bool new_epoch_forgets_out_of_sync_fetch = false;  // Replica.resetReplicaState, 3.3+
+  };
+  void set_rules(const Rules& rules) { rules_ = rules; }
   // min.insync.replicas as an acks=all write is checked against: the topic's
   // value, capped at the replication factor where KAFKA-15583 applies
   // (Partition.effectiveMinIsr).
@@ -156,7 +160,7 @@ class Partition {
   std::vector<BrokerId> pending_isr_;
   Offset leader_epoch_start_{0};
   LeaderEpoch leading_since_{-1};
-  bool min_isr_holds_hw_ = false;
+  Rules rules_;
   Offset high_watermark_{0};
   // Looked up on every follower fetch and every watermark check: a few
   // entries, filled by make_leader and cleared by make_follower.

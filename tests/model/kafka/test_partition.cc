@@ -215,6 +215,14 @@ TEST(KafkaPartitionLeadership, ANewEpochAtTheSameLeaderKeepsWhatItsFollowersHave
   EXPECT_EQ(bed.p().high_watermark(), Offset{7});
   // A silent follower at the log end stays in the ISR.
   EXPECT_TRUE(bed.p().out_of_sync(100 * kLagMaxMs, kLagMaxMs).empty());
+  EXPECT_EQ(out.last_fetch_ms, 3000) << "2.x: every follower's last fetch";
+
+  // 3.3+ (Replica.resetReplicaState): one outside the ISR has not fetched.
+  bed.p().set_rules({.new_epoch_forgets_out_of_sync_fetch = true});
+  bed.p().make_leader(state(kLocal, LeaderEpoch{3}, {1, 3}, {1, 2, 3}, 2), 4000);
+  EXPECT_EQ(bed.p().followers().at(2).last_fetch_ms, 0);
+  EXPECT_EQ(bed.p().followers().at(2).log_end, Offset{5});
+  EXPECT_EQ(bed.p().followers().at(3).last_fetch_ms, 4000);
 }
 
 TEST(KafkaPartitionLeadership, MakeFollowerThenLeaderAgainStartsFresh) {
@@ -431,7 +439,7 @@ TEST(KafkaPartitionHighWatermark, StaysPutWhileTheIsrIsBelowMinInsyncWhereKafka1
     LogConfig config;
     config.min_insync_replicas = 2;
     bed.log().set_config(config);
-    bed.p().set_min_isr_holds_high_watermark(rule);
+    bed.p().set_rules({.min_isr_holds_high_watermark = rule});
     bed.produce(4);
     bed.p().make_leader(state(kLocal, LeaderEpoch{1}, {1}), 0);
     EXPECT_TRUE(bed.p().under_min_isr());
@@ -453,7 +461,7 @@ TEST(KafkaPartitionHighWatermark, MinInsyncIsCappedAtTheReplicationFactorOnlyWhe
   bed.p().make_leader(state(kLocal, LeaderEpoch{0}, {1, 2}, {1, 2}), 0);
   EXPECT_EQ(bed.p().effective_min_isr(), 3);
   EXPECT_TRUE(bed.p().under_min_isr()) << "2.2: an acks=all write to RF 2 with min.insync.replicas=3 fails";
-  bed.p().set_min_isr_holds_high_watermark(true);
+  bed.p().set_rules({.min_isr_holds_high_watermark = true});
   EXPECT_EQ(bed.p().effective_min_isr(), 2);
   EXPECT_FALSE(bed.p().under_min_isr());
 }
