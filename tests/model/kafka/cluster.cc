@@ -74,6 +74,12 @@ std::vector<BrokerId> Cluster::broker_ids() const {
   return ids;
 }
 
+std::vector<BrokerId> Cluster::broker_ids_except(BrokerId b) const {
+  std::vector<BrokerId> ids = broker_ids();
+  ids.erase(std::remove(ids.begin(), ids.end(), b), ids.end());
+  return ids;
+}
+
 std::optional<BrokerId> Cluster::controller() const {
   std::optional<BrokerId> found;
   for (const auto& [id, _] : broker_procs_) {

@@ -86,6 +86,8 @@ class Cluster {
   sim::ProcessId zk_process(int i) const { return zk_procs_.at(static_cast<size_t>(i - 1)); }
   Broker* broker(BrokerId id) const { return world_.process_as<Broker>(broker_procs_.at(id)); }
   std::vector<BrokerId> broker_ids() const;
+  // The brokers other than `b` (e.g. the controller), in id order.
+  std::vector<BrokerId> broker_ids_except(BrokerId b) const;
   const BrokerConfig& broker_config(BrokerId id) const { return configs_.at(id); }
   void kill_broker(BrokerId id) { world_.kill(broker_process(id)); }
   void start_broker(BrokerId id) { world_.start(broker_process(id)); }

@@ -79,6 +79,59 @@ TEST(KafkaBroker, ControlledShutdownOfTheLastReplicaGivesUpAfterTheRetries) {
   EXPECT_EQ(count_kind(c, "controlled_shutdown_failed"), 1u);
 }
 
+// A broker in a controlled shutdown is not online for an offline election
+// (ControllerContext.isReplicaOnline without includeShuttingDownBrokers), and
+// a partition it still leads counts as leaderless when another broker dies
+// (KafkaController.onReplicasBecomeOffline): with unclean election allowed,
+// its out-of-sync replica takes over.
+TEST(KafkaBroker, ABrokerFailureElectsAwayFromABrokerInAControlledShutdown) {
+  Cluster c({.brokers = 4,
+             .version = VersionProfile::v2_2,
+             .broker_properties = {{"controlled.shutdown.retry.backoff.ms", "5000"}}});
+  c.world().trace().keep_lines(true);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  const std::vector<BrokerId> others = c.broker_ids_except(*c.controller());
+  ASSERT_EQ(others.size(), 3u);
+  const BrokerId leaving = others[0], cut = others[1], dying = others[2];
+  // "s" is led by `leaving` alone once `cut` is out of its ISR, so the
+  // controlled shutdown cannot finish and `leaving` stays shutting down.
+  ASSERT_EQ(c.create_topic("s", 1, 2, {{"unclean.leader.election.enable", "true"}}, {{0, {leaving, cut}}}),
+            ErrorCode::none);
+  c.world().network().block(c.broker_host(leaving), c.broker_host(cut));
+  c.world().network().block(c.broker_host(cut), c.broker_host(leaving));
+  // A record `cut` cannot fetch: it lags, and leaves the ISR.
+  ASSERT_EQ(c.produce({"s", 0}, {4}, 1)->error, ErrorCode::none);
+  ASSERT_TRUE(c.run_until([&] { return c.state({"s", 0})->isr.size() == 1; }, Duration::seconds(60)));
+
+  c.stop_broker(leaving, Duration::seconds(60));
+  ASSERT_TRUE(c.run_until([&] { return count_kind(c, "controlled_shutdown_retry") >= 1; }, Duration::seconds(30)));
+  EXPECT_EQ(c.state({"s", 0})->leader, leaving) << "nobody else is in the ISR";
+  c.power_off_broker(dying);
+  ASSERT_TRUE(c.run_until([&] { return c.state({"s", 0})->leader != leaving; }, Duration::seconds(30)));
+  EXPECT_NE(c.broker(leaving), nullptr) << "still shutting down";
+  EXPECT_EQ(c.state({"s", 0})->leader, cut);
+  EXPECT_EQ(c.state({"s", 0})->isr, (std::vector<BrokerId>{cut}));
+  EXPECT_EQ(count_kind(c, "unclean_leader_election"), 1u);
+}
+
+// The profile's rules reach the broker's partitions: from 3.7 (KAFKA-15583)
+// min.insync.replicas counts at most the replication factor, so an acks=all
+// write to an RF-2 topic with min.insync.replicas=3 succeeds in the 3.9
+// profile and is refused before it.
+TEST(KafkaBroker, MinInsyncAboveTheReplicationFactorIsCappedFrom37) {
+  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v3_9}) {
+    SCOPED_TRACE(to_string(v));
+    Cluster c({.brokers = 2, .version = v});
+    c.start();
+    ASSERT_TRUE(c.await_ready());
+    ASSERT_EQ(c.create_topic("t", 1, 2, {{"min.insync.replicas", "3"}}), ErrorCode::none);
+    const auto r = c.produce({"t", 0}, {1}, -1);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->error, v == VersionProfile::v3_9 ? ErrorCode::none : ErrorCode::not_enough_replicas);
+  }
+}
+
 // A controller paused past its session timeout is replaced (epoch + 1).
 // When it resumes it still believes it is the controller until ZooKeeper
 // tells it otherwise; its requests carry the old epoch and are ignored.

@@ -213,6 +213,17 @@ TEST(KafkaConfigDefaults, KIP345RaisedTheGroupMaxSessionTimeoutIn23) {
   EXPECT_EQ(default_broker_config(VersionProfile::v3_9).group_max_session_timeout_ms, 1800000);
 }
 
+// KAFKA-15583 (3.7) and Replica.resetReplicaState (3.3): the 3.9 profile
+// only (test_broker.cc checks that a broker's partitions follow them).
+TEST(KafkaConfigDefaults, Kafka3xReplicationRulesBelongToThe39ProfileOnly) {
+  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8}) {
+    EXPECT_FALSE(default_broker_config(v).min_isr_holds_high_watermark) << to_string(v);
+    EXPECT_FALSE(default_broker_config(v).new_epoch_forgets_out_of_sync_fetch) << to_string(v);
+  }
+  EXPECT_TRUE(default_broker_config(VersionProfile::v3_9).min_isr_holds_high_watermark);
+  EXPECT_TRUE(default_broker_config(VersionProfile::v3_9).new_epoch_forgets_out_of_sync_fetch);
+}
+
 TEST(KafkaConfigDefaults, SharedByAllProfiles) {
   for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8, VersionProfile::v3_9}) {
     SCOPED_TRACE(to_string(v));

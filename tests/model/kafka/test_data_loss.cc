@@ -133,11 +133,7 @@ TEST_P(UncleanElection, LosesDataOnlyWhenEnabled) {
   InvariantChecker check(c);
   c.start();
   ASSERT_TRUE(c.await_ready());
-  const BrokerId ctl = *c.controller();
-  std::vector<BrokerId> others;
-  for (BrokerId b : c.broker_ids()) {
-    if (b != ctl) others.push_back(b);
-  }
+  const std::vector<BrokerId> others = c.broker_ids_except(*c.controller());
   const BrokerId leader = others[0], follower = others[1];
   const TopicPartition tp{"t", 0};
   ASSERT_EQ(c.create_topic("t", 1, 2, {}, {{0, {leader, follower}}}), ErrorCode::none);
