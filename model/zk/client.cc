@@ -163,18 +163,41 @@ void Client::arm_read_timeout() {
   });
 }
 
+// ClientCnxn.SendThread.run (3.4.13 to 3.8): the loop wakes when half the
+// read timeout has passed since the last send, and pings if nothing went out
+// meanwhile; woken earlier by a packet from the server, it also pings once
+// more than a second has passed since the last send and the next ping is
+// less than a second away ("to prevent race condition missing to send the
+// second ping"), or after 10 s without a send (MAX_SEND_PING_INTERVAL).
+sim::Duration Client::ping_interval() const {
+  return sim::Duration::millis(negotiated_timeout_ms_ * 2 / 3 / 2);
+}
+
+void Client::send_ping() {
+  ctx_.send(*socket_, sim::Payload(ClientMessage(ClientRequest{kPingXid, PingRequest{}})));
+  last_sent_ = ctx_.now();
+}
+
 void Client::arm_ping() {
   ctx_.cancel(ping_timer_);
-  const sim::Duration idle = sim::Duration::millis(negotiated_timeout_ms_ / 3);
   const uint64_t generation = generation_;
-  ping_timer_ = ctx_.after(idle, [this, generation, idle] {
+  const sim::Time due = std::max(ctx_.now(), last_sent_ + ping_interval());
+  ping_timer_ = ctx_.at(due, [this, generation] {
     if (generation != generation_ || !handshake_done_) return;
-    if (ctx_.now() - last_sent_ >= idle) {
-      ctx_.send(*socket_, sim::Payload(ClientMessage(ClientRequest{kPingXid, PingRequest{}})));
-      last_sent_ = ctx_.now();
-    }
+    if (ctx_.now() - last_sent_ >= ping_interval()) send_ping();
     arm_ping();
   });
+}
+
+void Client::maybe_ping_on_receive() {
+  if (!handshake_done_ || !socket_) return;
+  const sim::Duration idle = ctx_.now() - last_sent_;
+  const sim::Duration second = sim::Duration::millis(1000);
+  if (idle <= second) return;
+  if (idle + second >= ping_interval() || idle > sim::Duration::millis(10000)) {
+    send_ping();
+    arm_ping();
+  }
 }
 
 void Client::on_connect_response(const ConnectResponse& r) {
@@ -368,6 +391,7 @@ bool Client::on_message(sim::SocketId socket, sim::Payload& payload) {
   const auto* m = sim::payload_cast<ClientMessage>(&payload);
   if (m == nullptr) return true;
   arm_read_timeout();
+  if (!std::holds_alternative<ConnectResponse>(*m)) maybe_ping_on_receive();
   if (const auto* r = std::get_if<ConnectResponse>(m)) {
     on_connect_response(*r);
   } else if (const auto* reply = std::get_if<ClientReply>(m)) {

@@ -6,7 +6,8 @@
 // gives up after sessionTimeout / (number of servers) (ClientCnxn's
 // connectTimeout); after failing every server the client waits a second
 // before the next round, and a random 0-1 s before any reconnect. Once
-// connected it pings when idle for a third of the negotiated timeout and
+// connected it pings a third of the negotiated timeout after its last send
+// (and on a packet from the server once it is nearly due) and
 // declares the connection lost when the server has been silent for two
 // thirds of it (readTimeout). On connection loss it tries the next server
 // with the same session; the session is still alive if the leader has not
@@ -112,6 +113,9 @@ class Client {
   void send_request(Pending& p);
   void arm_read_timeout();
   void arm_ping();
+  sim::Duration ping_interval() const;
+  void send_ping();
+  void maybe_ping_on_receive();
   void fail_all(Error error);
   void on_reply(const ClientReply& reply);
   void on_connect_response(const ConnectResponse& r);
