@@ -74,6 +74,8 @@ class Broker final : public sim::Process {
   const BrokerConfig& config() const { return config_; }
   BrokerId id() const { return config_.broker_id; }
   bool registered() const { return registered_; }
+  // The ZooKeeper server this broker's session is connected to, if it is.
+  std::optional<std::string> zk_server() const { return zk_ ? zk_->server() : std::nullopt; }
   int64_t broker_epoch() const { return broker_epoch_; }
   bool is_controller() const { return controller_ != nullptr && controller_->active(); }
   const Controller* controller() const { return is_controller() ? controller_.get() : nullptr; }

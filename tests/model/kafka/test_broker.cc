@@ -132,6 +132,71 @@ TEST(KafkaBroker, MinInsyncAboveTheReplicationFactorIsCappedFrom37) {
   }
 }
 
+// --- a ZooKeeper answer lost with the connection ---------------------------------------
+// Kafka sends such a request again once connected (KafkaZkClient
+// retryRequestUntilConnected) and finds out whether its first try was
+// applied. These tests drop the answer on purpose: they run until ZooKeeper
+// holds the write and power off the server the broker is connected to
+// before its answer arrives (a powered-off host's kernel sends nothing more),
+// whatever the timing of the run.
+
+// Powers off the host of the ZooKeeper server at `address`.
+void power_off_zk_server(Cluster& c, const std::string& address) {
+  for (int i = 1; i <= 3; ++i) {
+    const sim::HostId h = c.world().host_of(c.zk_process(i));
+    if (c.world().network().address(h) == address) {
+      c.world().power_off(h);
+      return;
+    }
+  }
+  FAIL() << "no ZooKeeper server at " << address;
+}
+
+TEST(KafkaBroker, AControllerElectionWhoseAnswerIsLostStillElectsThatBroker) {
+  Cluster c({.zookeepers = 3, .brokers = 1, .version = VersionProfile::v2_2});
+  c.world().trace().keep_lines(true);
+  c.start();
+  ASSERT_TRUE(c.run_until([&] { return c.zk_get("/controller").has_value(); }, Duration::seconds(30)));
+  ASSERT_FALSE(c.controller().has_value()) << "the multi's answer is still on its way";
+  const std::optional<std::string> server = c.broker(1)->zk_server();
+  ASSERT_TRUE(server.has_value());
+  power_off_zk_server(c, *server);
+  ASSERT_TRUE(c.run_until([&] { return c.controller().has_value(); }, Duration::seconds(60)))
+      << "the broker whose multi was applied never became controller";
+  EXPECT_EQ(*c.controller(), 1);
+  EXPECT_EQ(c.controller_epoch()->value, 1) << "one election, not two";
+  EXPECT_EQ(count_kind(c, "controller_elected"), 1u);
+}
+
+TEST(KafkaBroker, AnIsrWriteWhoseAnswerIsLostIsTakenAsWritten) {
+  Cluster c({.zookeepers = 3, .brokers = 2, .version = VersionProfile::v2_2});
+  c.world().trace().keep_lines(true);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  const std::vector<BrokerId> ids = c.broker_ids();
+  const BrokerId leader = ids[0], follower = ids[1];
+  const TopicPartition tp{"t", 0};
+  ASSERT_EQ(c.create_topic("t", 1, 2, {}, {{0, {leader, follower}}}), ErrorCode::none);
+  c.world().network().block(c.broker_host(leader), c.broker_host(follower));
+  c.world().network().block(c.broker_host(follower), c.broker_host(leader));
+  ASSERT_EQ(c.produce(tp, {1}, 1)->error, ErrorCode::none);  // the follower falls behind
+  // The shrink reaches ZooKeeper; the leader has not heard back yet.
+  ASSERT_TRUE(c.run_until([&] { return c.state(tp)->isr.size() == 1; }, Duration::seconds(60)));
+  ASSERT_EQ(c.broker(leader)->partition(tp)->isr().size(), 2u);
+  const std::optional<std::string> server = c.broker(leader)->zk_server();
+  ASSERT_TRUE(server.has_value());
+  power_off_zk_server(c, *server);
+  ASSERT_TRUE(c.run_until([&] { return c.broker(leader)->partition(tp)->isr().size() == 1; },
+                          Duration::seconds(30)))
+      << "the leader never took its own write as done";
+  // With the znode's version learnt, the next ISR change goes through too.
+  c.world().network().heal();
+  ASSERT_TRUE(c.run_until([&] {
+    return c.state(tp)->isr.size() == 2 && c.broker(leader)->partition(tp)->isr().size() == 2;
+  }, Duration::seconds(60)));
+  EXPECT_EQ(count_kind(c, "isr_update_failed"), 0u);
+}
+
 // A controller paused past its session timeout is replaced (epoch + 1).
 // When it resumes it still believes it is the controller until ZooKeeper
 // tells it otherwise; its requests carry the old epoch and are ignored.
