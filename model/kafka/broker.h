@@ -257,8 +257,8 @@ class Broker final : public sim::Process {
   std::vector<std::shared_ptr<std::function<void(std::string)>>> fetches_;
   uint64_t zk_generation_ = 0;
   bool zk_ready_ = false;
-  bool listening_ = false;
-  std::string start_address_;  // the host's address when the process started (register_broker)  // the listeners are bound once ZooKeeper first answers (start_listening)
+  bool listening_ = false;      // the listeners are bound once ZooKeeper first answers (start_listening)
+  std::string start_address_;  // the host's address when the process started (register_broker)
   bool registered_ = false;
   int64_t broker_epoch_ = -1;
   bool shutting_down_ = false;

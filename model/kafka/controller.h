@@ -14,11 +14,15 @@
 // it sends carries its epoch, and brokers that have seen a newer one ignore it.
 //
 // Leader election follows kafka.controller.Election:
-//   offline:             the first replica in assignment order that is live
-//                        and in the ISR; failing that, if unclean election is
-//                        enabled for the topic, the first live replica (new
-//                        ISR: just it); otherwise none: the partition stays
-//                        offline (leader -1);
+//   offline:             the first replica in assignment order that is
+//                        online (live and not shutting down,
+//                        ControllerContext.isReplicaOnline) and in the ISR;
+//                        failing that, if unclean election is enabled for the
+//                        topic, the first online replica (new ISR: just it);
+//                        otherwise none: the partition stays offline (leader
+//                        -1). A broker failure elects every partition whose
+//                        leader is not online, one led by a broker still
+//                        shutting down included;
 //   controlled shutdown: the first live ISR member not shutting down; the new
 //                        ISR drops the brokers shutting down;
 //   preferred:           the first replica in assignment order, if live and

@@ -9,9 +9,11 @@
 //     log end offset, or at the time of its previous fetch if `o` reached
 //     what the leader's log end offset was then (Replica.updateFetchState);
 //   - the high watermark is the smallest log end offset in the ISR and never
-//     goes down at a leader;
-//   - a follower out of the ISR rejoins once its log end offset reaches both
-//     the high watermark and the start of the current leader epoch;
+//     goes down at a leader (and, under Rules::min_isr_holds_high_watermark,
+//     does not move while the ISR is below min.insync.replicas);
+//   - a follower out of the ISR rejoins once a fetch of its own puts its log
+//     end offset at both the high watermark and the start of the current
+//     leader epoch;
 //   - a follower in the ISR that has not been caught up for
 //     replica.lag.time.max.ms leaves it.
 // The broker carries the ISR decisions out in ZooKeeper; this class decides.

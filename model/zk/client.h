@@ -7,7 +7,8 @@
 // connectTimeout); after failing every server the client waits a second
 // before the next round, and a random 0-1 s before any reconnect. Once
 // connected it pings a third of the negotiated timeout after its last send
-// (and on a packet from the server once it is nearly due) and
+// (and on a packet from the server once it is nearly due, or 10 s after the
+// last send) and
 // declares the connection lost when the server has been silent for two
 // thirds of it (readTimeout). On connection loss it tries the next server
 // with the same session; the session is still alive if the leader has not
