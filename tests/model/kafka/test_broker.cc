@@ -152,12 +152,18 @@ void power_off_zk_server(Cluster& c, const std::string& address) {
   FAIL() << "no ZooKeeper server at " << address;
 }
 
-TEST(KafkaBroker, AControllerElectionWhoseAnswerIsLostStillElectsThatBroker) {
-  Cluster c({.zookeepers = 3, .brokers = 1, .version = VersionProfile::v2_2});
+// Starts `c` (one broker) and runs it until ZooKeeper has applied the
+// broker's controller election while its answer is still on the way.
+void run_until_election_applied(Cluster& c) {
   c.world().trace().keep_lines(true);
   c.start();
   ASSERT_TRUE(c.run_until([&] { return c.zk_get("/controller").has_value(); }, Duration::seconds(30)));
   ASSERT_FALSE(c.controller().has_value()) << "the multi's answer is still on its way";
+}
+
+TEST(KafkaBroker, AControllerElectionWhoseAnswerIsLostStillElectsThatBroker) {
+  Cluster c({.zookeepers = 3, .brokers = 1, .version = VersionProfile::v2_2});
+  ASSERT_NO_FATAL_FAILURE(run_until_election_applied(c));
   const std::optional<std::string> server = c.broker(1)->zk_server();
   ASSERT_TRUE(server.has_value());
   power_off_zk_server(c, *server);
@@ -166,6 +172,17 @@ TEST(KafkaBroker, AControllerElectionWhoseAnswerIsLostStillElectsThatBroker) {
   EXPECT_EQ(*c.controller(), 1);
   EXPECT_EQ(c.controller_epoch()->value, 1) << "one election, not two";
   EXPECT_EQ(count_kind(c, "controller_elected"), 1u);
+}
+
+// An election answered after the broker began to shut down starts no
+// controller (it resigned already; /controller goes with its session).
+TEST(KafkaBroker, AnElectionAnsweredAfterTheShutdownBeganStartsNoController) {
+  Cluster c({.zookeepers = 3, .brokers = 1, .version = VersionProfile::v2_2});
+  ASSERT_NO_FATAL_FAILURE(run_until_election_applied(c));
+  c.stop_broker(1);
+  ASSERT_TRUE(c.run_until([&] { return c.broker(1) == nullptr; }, Duration::seconds(60)));
+  EXPECT_EQ(count_kind(c, "controller_elected"), 0u);
+  EXPECT_EQ(count_kind(c, "broker_stopped"), 1u);
 }
 
 TEST(KafkaBroker, AnIsrWriteWhoseAnswerIsLostIsTakenAsWritten) {
