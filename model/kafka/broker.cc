@@ -853,8 +853,7 @@ Partition& Broker::get_or_create_partition(const TopicPartition& tp, const LogCo
     log = std::make_unique<PartitionLog>(ctx(), partition_dir(tp), config);
   }
   auto p = std::make_unique<Partition>(tp, std::move(log), config_.broker_id);
-  p->set_rules(Partition::Rules{.min_isr_holds_high_watermark = config_.min_isr_holds_high_watermark,
-                                .new_epoch_forgets_out_of_sync_fetch = config_.new_epoch_forgets_out_of_sync_fetch});
+  p->set_rules(config_.replication_rules);
   auto hw = checkpointed_hw_.find(to_string(tp));
   if (hw != checkpointed_hw_.end()) p->set_checkpointed_high_watermark(hw->second);
   Partition& ref = *p;

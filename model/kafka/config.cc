@@ -767,8 +767,8 @@ BrokerConfig default_broker_config(VersionProfile version) {
     // static members can use long session timeouts.
     c.group_max_session_timeout_ms = 300000;
   }
-  c.min_isr_holds_high_watermark = version == VersionProfile::v3_9;
-  c.new_epoch_forgets_out_of_sync_fetch = version == VersionProfile::v3_9;
+  const bool v3 = version == VersionProfile::v3_9;
+  c.replication_rules = {.min_isr_holds_high_watermark = v3, .new_epoch_forgets_out_of_sync_fetch = v3};
   return c;
 }
 

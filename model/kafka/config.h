@@ -54,6 +54,21 @@ struct LogConfig {
   friend bool operator==(const LogConfig&, const LogConfig&) = default;
 };
 
+// Not keys: where a release's replication differs in mechanism, not in a
+// default. The version profile sets them (default_broker_config); every
+// Partition the broker makes follows them (Partition::set_rules).
+struct ReplicationRules {
+  // From Kafka 3.7 (KAFKA-15583, part of KIP-966) min.insync.replicas counts
+  // at most the replication factor, and a leader's high watermark stays put
+  // while its ISR is below it.
+  bool min_isr_holds_high_watermark = false;
+  // From 3.3 a leader given a new epoch counts a follower outside the ISR as
+  // never having fetched (Replica.resetReplicaState: last fetch time 0),
+  // where 2.x counts the new epoch as every follower's last fetch
+  // (Replica.resetLastCaughtUpTime).
+  bool new_epoch_forgets_out_of_sync_fetch = false;
+};
+
 struct BrokerConfig {
   VersionProfile version = VersionProfile::v3_9;
   BrokerId broker_id = -1;                  // broker.id (required)
@@ -94,16 +109,9 @@ struct BrokerConfig {
   int32_t offsets_commit_timeout_ms = 5000;        // offsets.commit.timeout.ms
   int16_t offsets_commit_required_acks = -1;       // offsets.commit.required.acks
   int32_t transaction_state_log_replication_factor = 3;  // accepted, not modelled
-  // Not a key: how the release treats min.insync.replicas. From Kafka 3.7
-  // (KAFKA-15583, part of KIP-966) it counts at most the replication factor,
-  // and a leader's high watermark stays put while its ISR is below it; the
-  // 3.9 profile does this, 2.2 and 2.8 do not.
-  bool min_isr_holds_high_watermark = true;
-  // Not a key either: a leader given a new epoch counts a follower outside
-  // the ISR as never having fetched (Replica.resetReplicaState, 3.3+: last
-  // fetch time 0), where 2.x counts the new epoch as every follower's last
-  // fetch (Replica.resetLastCaughtUpTime). The 3.9 profile does the former.
-  bool new_epoch_forgets_out_of_sync_fetch = true;
+  // The 3.9 profile follows both rules; 2.2 and 2.8 neither.
+  ReplicationRules replication_rules{.min_isr_holds_high_watermark = true,
+                                     .new_epoch_forgets_out_of_sync_fetch = true};
   // A simulation-only what-if, not a Kafka key: "kafkasim.truncation" =
   // leader-epoch (default) | high-watermark.
   Truncation truncation = Truncation::leader_epoch;

@@ -9,7 +9,7 @@
 //     log end offset, or at the time of its previous fetch if `o` reached
 //     what the leader's log end offset was then (Replica.updateFetchState);
 //   - the high watermark is the smallest log end offset in the ISR and never
-//     goes down at a leader (and, under Rules::min_isr_holds_high_watermark,
+//     goes down at a leader (and, under ReplicationRules::min_isr_holds_high_watermark,
 //     does not move while the ISR is below min.insync.replicas);
 //   - a follower out of the ISR rejoins once a fetch of its own puts its log
 //     end offset at both the high watermark and the start of the current
@@ -96,12 +96,8 @@ class Partition {
   void set_checkpointed_high_watermark(Offset hw);
   // Leader: recomputes from the ISR; true when it moved up.
   bool maybe_increment_high_watermark();
-  // What differs between Kafka releases (BrokerConfig, from the profile).
-  struct Rules {
-    bool min_isr_holds_high_watermark = false;  // KAFKA-15583, Kafka 3.7+
-    bool new_epoch_forgets_out_of_sync_fetch = false;  // Replica.resetReplicaState, 3.3+
-  };
-  void set_rules(const Rules& rules) { rules_ = rules; }
+  // What differs between Kafka releases (BrokerConfig::replication_rules).
+  void set_rules(const ReplicationRules& rules) { rules_ = rules; }
   // min.insync.replicas as an acks=all write is checked against: the topic's
   // value, capped at the replication factor where KAFKA-15583 applies
   // (Partition.effectiveMinIsr).
@@ -162,7 +158,7 @@ class Partition {
   std::vector<BrokerId> pending_isr_;
   Offset leader_epoch_start_{0};
   LeaderEpoch leading_since_{-1};
-  Rules rules_;
+  ReplicationRules rules_;
   Offset high_watermark_{0};
   // Looked up on every follower fetch and every watermark check: a few
   // entries, filled by make_leader and cleared by make_follower.

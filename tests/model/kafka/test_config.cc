@@ -217,11 +217,11 @@ TEST(KafkaConfigDefaults, KIP345RaisedTheGroupMaxSessionTimeoutIn23) {
 // only (test_broker.cc checks that a broker's partitions follow them).
 TEST(KafkaConfigDefaults, Kafka3xReplicationRulesBelongToThe39ProfileOnly) {
   for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8}) {
-    EXPECT_FALSE(default_broker_config(v).min_isr_holds_high_watermark) << to_string(v);
-    EXPECT_FALSE(default_broker_config(v).new_epoch_forgets_out_of_sync_fetch) << to_string(v);
+    EXPECT_FALSE(default_broker_config(v).replication_rules.min_isr_holds_high_watermark) << to_string(v);
+    EXPECT_FALSE(default_broker_config(v).replication_rules.new_epoch_forgets_out_of_sync_fetch) << to_string(v);
   }
-  EXPECT_TRUE(default_broker_config(VersionProfile::v3_9).min_isr_holds_high_watermark);
-  EXPECT_TRUE(default_broker_config(VersionProfile::v3_9).new_epoch_forgets_out_of_sync_fetch);
+  EXPECT_TRUE(default_broker_config(VersionProfile::v3_9).replication_rules.min_isr_holds_high_watermark);
+  EXPECT_TRUE(default_broker_config(VersionProfile::v3_9).replication_rules.new_epoch_forgets_out_of_sync_fetch);
 }
 
 TEST(KafkaConfigDefaults, SharedByAllProfiles) {
