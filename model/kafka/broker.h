@@ -76,6 +76,9 @@ class Broker final : public sim::Process {
   bool registered() const { return registered_; }
   // The ZooKeeper server this broker's session is connected to, if it is.
   std::optional<std::string> zk_server() const { return zk_ ? zk_->server() : std::nullopt; }
+  // This broker's ZooKeeper session, if it has one (tests look at what it
+  // has in flight).
+  const zk::Client* zk_client() const { return zk_.get(); }
   int64_t broker_epoch() const { return broker_epoch_; }
   bool is_controller() const { return controller_ != nullptr && controller_->active(); }
   const Controller* controller() const { return is_controller() ? controller_.get() : nullptr; }

@@ -31,6 +31,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "model/zk/wire.h"
@@ -80,6 +82,22 @@ class Client {
   int32_t negotiated_timeout_ms() const { return negotiated_timeout_ms_; }
   // The address of the server currently connected to, if any.
   std::optional<std::string> server() const;
+  // Whether a request of type `Op` (a GetDataRequest, a MultiOp ...), on
+  // `path` if one is given, has been sent and not answered: its answer is
+  // lost if the server goes now. For tests that lose an answer on purpose,
+  // whatever the timing of the run.
+  template <typename Op>
+  bool awaiting(std::optional<std::string_view> path = std::nullopt) const {
+    for (const auto& [xid, p] : in_flight_) {
+      const Op* op = std::get_if<Op>(&p.request.op);
+      if (op == nullptr) continue;
+      if constexpr (requires { op->path; }) {
+        if (path && op->path != *path) continue;
+      }
+      return true;
+    }
+    return false;
+  }
 
   using CreateDone = std::function<void(Error, const std::string& path)>;
   using Done = std::function<void(Error)>;

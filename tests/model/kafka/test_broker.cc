@@ -140,16 +140,56 @@ TEST(KafkaBroker, MinInsyncAboveTheReplicationFactorIsCappedFrom37) {
 // before its answer arrives (a powered-off host's kernel sends nothing more),
 // whatever the timing of the run.
 
-// Powers off the host of the ZooKeeper server at `address`.
-void power_off_zk_server(Cluster& c, const std::string& address) {
-  for (int i = 1; i <= 3; ++i) {
+// The host of the ZooKeeper server broker `b` is connected to, if it is.
+std::optional<sim::HostId> zk_host_of(Cluster& c, BrokerId b) {
+  const std::optional<std::string> server = c.broker(b)->zk_server();
+  if (!server) return std::nullopt;
+  for (int i = 1; i <= c.options().zookeepers; ++i) {
     const sim::HostId h = c.world().host_of(c.zk_process(i));
-    if (c.world().network().address(h) == address) {
-      c.world().power_off(h);
-      return;
-    }
+    if (c.world().network().address(h) == *server) return h;
   }
-  FAIL() << "no ZooKeeper server at " << address;
+  return std::nullopt;
+}
+
+// Powers off the ZooKeeper server broker `b` is connected to.
+void power_off_zk_server_of(Cluster& c, BrokerId b) {
+  const std::optional<sim::HostId> h = zk_host_of(c, b);
+  ASSERT_TRUE(h.has_value()) << "broker " << b << " is not connected to ZooKeeper";
+  c.world().power_off(*h);
+}
+
+// Loses the answer to what broker `b` has just sent to its ZooKeeper
+// server, without powering it off: the server stays in the ensemble (a
+// quorum of five keeps three), but nothing passes between it and `b`'s host.
+void cut_broker_from_its_zk_server(Cluster& c, BrokerId b) {
+  const std::optional<sim::HostId> h = zk_host_of(c, b);
+  ASSERT_TRUE(h.has_value()) << "broker " << b << " is not connected to ZooKeeper";
+  c.world().network().block(c.broker_host(b), *h);
+  c.world().network().block(*h, c.broker_host(b));
+}
+
+// Runs until broker `b`'s ZooKeeper session has sent requests and not had
+// their answers as `wanted` says (it is asked after every event).
+bool run_until_awaiting(Cluster& c, BrokerId b, const std::function<bool(const zk::Client&)>& wanted) {
+  return c.run_until([&] {
+    const Broker* broker = c.broker(b);
+    const zk::Client* zk = broker == nullptr ? nullptr : broker->zk_client();
+    return zk != nullptr && wanted(*zk);
+  }, Duration::seconds(60));
+}
+
+// Runs until broker `b` has sent `Write` again and been answered, and has
+// sent the read of `path` that checks the answer: the moment that read's
+// answer can be lost. (A read of the same path sent for another reason,
+// while the write was still out, is not it.)
+template <typename Write>
+void run_until_checking_read(Cluster& c, BrokerId b, std::optional<std::string_view> write_path,
+                             std::string_view path) {
+  ASSERT_TRUE(run_until_awaiting(c, b, [&](const zk::Client& zk) { return zk.awaiting<Write>(write_path); }))
+      << "the write was not sent again";
+  ASSERT_TRUE(run_until_awaiting(c, b, [&](const zk::Client& zk) {
+    return !zk.awaiting<Write>(write_path) && zk.awaiting<zk::GetDataRequest>(path);
+  })) << "no read of " << path << " checked the write";
 }
 
 // Starts `c` (one broker) and runs it until ZooKeeper has applied the
@@ -164,10 +204,32 @@ void run_until_election_applied(Cluster& c) {
 TEST(KafkaBroker, AControllerElectionWhoseAnswerIsLostStillElectsThatBroker) {
   Cluster c({.zookeepers = 3, .brokers = 1, .version = VersionProfile::v2_2});
   ASSERT_NO_FATAL_FAILURE(run_until_election_applied(c));
-  const std::optional<std::string> server = c.broker(1)->zk_server();
-  ASSERT_TRUE(server.has_value());
-  power_off_zk_server(c, *server);
+  ASSERT_NO_FATAL_FAILURE(power_off_zk_server_of(c, 1));
   ASSERT_TRUE(c.run_until([&] { return c.controller().has_value(); }, Duration::seconds(60)))
+      << "the broker whose multi was applied never became controller";
+  EXPECT_EQ(*c.controller(), 1);
+  EXPECT_EQ(c.controller_epoch()->value, 1) << "one election, not two";
+  EXPECT_EQ(count_kind(c, "controller_elected"), 1u);
+}
+
+// The reads that find out whether the lost multi was applied are sent again
+// too when their own answers are lost (checkControllerAndEpoch's reads go
+// through retryRequestUntilConnected): the first read's server is powered
+// off, the second's cut off from the broker, each right after the broker
+// sent its read. Five servers, so that a quorum stays up.
+TEST(KafkaBroker, TheReadsCheckingALostElectionAnswerAreSentAgainWhenTheirAnswersAreLost) {
+  Cluster c({.zookeepers = 5, .brokers = 1, .version = VersionProfile::v2_2});
+  ASSERT_NO_FATAL_FAILURE(run_until_election_applied(c));
+  ASSERT_NO_FATAL_FAILURE(power_off_zk_server_of(c, 1));
+  // Sent again, the multi finds /controller there (NODEEXISTS): the broker
+  // reads it back.
+  ASSERT_NO_FATAL_FAILURE(run_until_checking_read<zk::MultiOp>(c, 1, std::nullopt, "/controller"));
+  ASSERT_NO_FATAL_FAILURE(power_off_zk_server_of(c, 1));
+  ASSERT_TRUE(run_until_awaiting(c, 1, [](const zk::Client& zk) {
+    return zk.awaiting<zk::GetDataRequest>("/controller_epoch");
+  }));
+  ASSERT_NO_FATAL_FAILURE(cut_broker_from_its_zk_server(c, 1));
+  ASSERT_TRUE(c.run_until([&] { return c.controller().has_value(); }, Duration::seconds(120)))
       << "the broker whose multi was applied never became controller";
   EXPECT_EQ(*c.controller(), 1);
   EXPECT_EQ(c.controller_epoch()->value, 1) << "one election, not two";
@@ -185,24 +247,29 @@ TEST(KafkaBroker, AnElectionAnsweredAfterTheShutdownBeganStartsNoController) {
   EXPECT_EQ(count_kind(c, "broker_stopped"), 1u);
 }
 
-TEST(KafkaBroker, AnIsrWriteWhoseAnswerIsLostIsTakenAsWritten) {
-  Cluster c({.zookeepers = 3, .brokers = 2, .version = VersionProfile::v2_2});
+// Starts `c`, creates topic "t" with one partition on its first two brokers
+// (the first leads) and cuts them apart after one record: runs until the
+// leader's ISR shrink is in ZooKeeper while its answer is still on the way.
+void run_until_isr_shrink_applied(Cluster& c, const TopicPartition& tp) {
   c.world().trace().keep_lines(true);
   c.start();
   ASSERT_TRUE(c.await_ready());
   const std::vector<BrokerId> ids = c.broker_ids();
   const BrokerId leader = ids[0], follower = ids[1];
-  const TopicPartition tp{"t", 0};
-  ASSERT_EQ(c.create_topic("t", 1, 2, {}, {{0, {leader, follower}}}), ErrorCode::none);
+  ASSERT_EQ(c.create_topic(tp.topic, 1, 2, {}, {{tp.partition, {leader, follower}}}), ErrorCode::none);
   c.world().network().block(c.broker_host(leader), c.broker_host(follower));
   c.world().network().block(c.broker_host(follower), c.broker_host(leader));
   ASSERT_EQ(c.produce(tp, {1}, 1)->error, ErrorCode::none);  // the follower falls behind
-  // The shrink reaches ZooKeeper; the leader has not heard back yet.
   ASSERT_TRUE(c.run_until([&] { return c.state(tp)->isr.size() == 1; }, Duration::seconds(60)));
-  ASSERT_EQ(c.broker(leader)->partition(tp)->isr().size(), 2u);
-  const std::optional<std::string> server = c.broker(leader)->zk_server();
-  ASSERT_TRUE(server.has_value());
-  power_off_zk_server(c, *server);
+  ASSERT_EQ(c.broker(leader)->partition(tp)->isr().size(), 2u) << "the answer is still on its way";
+}
+
+TEST(KafkaBroker, AnIsrWriteWhoseAnswerIsLostIsTakenAsWritten) {
+  Cluster c({.zookeepers = 3, .brokers = 2, .version = VersionProfile::v2_2});
+  const TopicPartition tp{"t", 0};
+  ASSERT_NO_FATAL_FAILURE(run_until_isr_shrink_applied(c, tp));
+  const BrokerId leader = c.broker_ids()[0];
+  ASSERT_NO_FATAL_FAILURE(power_off_zk_server_of(c, leader));
   ASSERT_TRUE(c.run_until([&] { return c.broker(leader)->partition(tp)->isr().size() == 1; },
                           Duration::seconds(30)))
       << "the leader never took its own write as done";
@@ -212,6 +279,58 @@ TEST(KafkaBroker, AnIsrWriteWhoseAnswerIsLostIsTakenAsWritten) {
     return c.state(tp)->isr.size() == 2 && c.broker(leader)->partition(tp)->isr().size() == 2;
   }, Duration::seconds(60)));
   EXPECT_EQ(count_kind(c, "isr_update_failed"), 0u);
+}
+
+// The ISR write's answer is lost, the write sent again fails BADVERSION (the
+// first one was applied), and the read that checks the znode loses its
+// answer too: it is sent again (checkLeaderAndIsrZkData reads through
+// retryRequestUntilConnected), and the leader takes its write as done.
+TEST(KafkaBroker, TheReadCheckingALostIsrWriteIsSentAgainWhenItsAnswerIsLost) {
+  Cluster c({.zookeepers = 5, .brokers = 2, .version = VersionProfile::v2_2});
+  const TopicPartition tp{"t", 0};
+  const std::string state_path = "/brokers/topics/t/partitions/0/state";
+  ASSERT_NO_FATAL_FAILURE(run_until_isr_shrink_applied(c, tp));
+  const BrokerId leader = c.broker_ids()[0];
+  ASSERT_NO_FATAL_FAILURE(power_off_zk_server_of(c, leader));
+  // Sent again, the write fails BADVERSION: the leader reads the znode.
+  ASSERT_NO_FATAL_FAILURE(run_until_checking_read<zk::SetDataOp>(c, leader, state_path, state_path));
+  ASSERT_NO_FATAL_FAILURE(power_off_zk_server_of(c, leader));
+  ASSERT_TRUE(c.run_until([&] { return c.broker(leader)->partition(tp)->isr().size() == 1; },
+                          Duration::seconds(60)))
+      << "the leader never took its own write as done";
+  EXPECT_EQ(count_kind(c, "isr_update_failed"), 0u);
+}
+
+// An ISR change notification lost on its way to ZooKeeper (its server
+// powered off right after the leader sent it) is sent again
+// (propagateIsrChanges goes through retryRequestUntilConnected): the
+// controller learns the new ISR and tells the other brokers.
+TEST(KafkaBroker, AnIsrChangeNotificationLostOnItsWayIsSentAgain) {
+  Cluster c({.zookeepers = 5, .brokers = 3, .version = VersionProfile::v2_2});
+  c.world().trace().keep_lines(true);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  const std::vector<BrokerId> ids = c.broker_ids();
+  const BrokerId leader = ids[0], follower = ids[1], other = ids[2];
+  const TopicPartition tp{"t", 0};
+  ASSERT_EQ(c.create_topic("t", 1, 2, {}, {{0, {leader, follower}}}), ErrorCode::none);
+  // The third broker learns a partition's ISR only from the controller.
+  const auto isr_at_other = [&]() -> std::vector<BrokerId> {
+    const auto& known = c.broker(other)->metadata().partitions;
+    auto it = known.find(tp);
+    return it == known.end() ? std::vector<BrokerId>{} : it->second.isr;
+  };
+  ASSERT_TRUE(c.run_until([&] { return isr_at_other().size() == 2; }, Duration::seconds(30)));
+  c.world().network().block(c.broker_host(leader), c.broker_host(follower));
+  c.world().network().block(c.broker_host(follower), c.broker_host(leader));
+  ASSERT_EQ(c.produce(tp, {1}, 1)->error, ErrorCode::none);  // the follower falls behind
+  ASSERT_TRUE(run_until_awaiting(c, leader, [](const zk::Client& zk) {
+    return zk.awaiting<zk::CreateOp>("/isr_change_notification/isr_change_");
+  }));
+  ASSERT_NO_FATAL_FAILURE(power_off_zk_server_of(c, leader));
+  ASSERT_TRUE(c.run_until([&] { return isr_at_other() == std::vector<BrokerId>{leader}; },
+                          Duration::seconds(60)))
+      << "the controller never heard of the leader's ISR change";
 }
 
 // A controller paused past its session timeout is replaced (epoch + 1).
