@@ -829,8 +829,8 @@ LogConfig Broker::log_config_for(const std::string& topic) const {
   auto it = topic_configs_.find(topic);
   if (it == topic_configs_.end() || it->second.empty()) return config_.log;
   try {
-    return apply_topic_overrides(config_.log,
-                                 model::from_map(it->second, znodes::topic_config_path(topic)));
+    return apply_topic_overrides(config_.log, model::from_map(it->second, znodes::topic_config_path(topic)),
+                                 topic == kOffsetsTopic);
   } catch (const model::ConfigError& e) {
     ctx().trace("bad_topic_config", {{"topic", topic}, {"error", e.what()}});
     return config_.log;
@@ -1450,7 +1450,8 @@ void Broker::create_topic(const NewTopic& topic, std::function<void(ErrorCode, s
     assignment = assign_replicas(live, partitions, rf, ctx().rng());
   }
   try {
-    apply_topic_overrides(config_.log, model::from_map(topic.configs, "CreateTopics " + topic.name));
+    apply_topic_overrides(config_.log, model::from_map(topic.configs, "CreateTopics " + topic.name),
+                          topic.name == kOffsetsTopic);
   } catch (const model::ConfigError& e) {
     done(ErrorCode::invalid_config, e.what());
     return;
@@ -1524,9 +1525,13 @@ void Broker::handle_find_coordinator(const FindCoordinatorRequest& r, Reply repl
     bool any = false;
     for (const auto& [p, _] : metadata_.partitions) any = any || p.topic == kOffsetsTopic;
     if (!any) {
-      // GroupCoordinator: the offsets topic is created on first use.
+      // GroupCoordinator: the offsets topic is created on first use, compacted
+      // (offsetsTopicConfigs), so that retention never takes a group's newest
+      // records; compaction itself is not modelled, every record stays.
       NewTopic t{kOffsetsTopic, n, config_.offsets_topic_replication_factor, {},
-                 {{"segment.bytes", "104857600"}}};
+                 {{"cleanup.policy", "compact"},
+                  {"compression.type", "producer"},
+                  {"segment.bytes", std::to_string(config_.offsets_topic_segment_bytes)}}};
       create_topic(t, [this](ErrorCode e, std::string message) {
         if (e != ErrorCode::none && e != ErrorCode::topic_already_exists) {
           ctx().trace("offsets_topic_creation_failed", {{"error", to_string(e)}, {"message", message}});

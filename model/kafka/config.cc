@@ -29,7 +29,9 @@
 //     key. Mappings for listeners that are not configured (the distribution's
 //     own commented-out map lists SSL:SSL) are accepted: they change nothing.
 //   - log.cleanup.policy / cleanup.policy must be delete: compaction is not
-//     modelled.
+//     modelled. The one exception is __consumer_offsets, which Kafka itself
+//     creates compacted: there compact is accepted and stops retention by
+//     time and size, and every record is kept.
 //   - KRaft keys (process.roles, node.id, controller.*) are errors.
 //   - a negative log.retention.{ms,minutes,hours} other than -1 is an error
 //     (Kafka takes every negative value as "unlimited").
@@ -267,12 +269,18 @@ std::vector<std::string_view> split_choices(std::string_view choices) {
   }
 }
 
-// cleanup.policy / log.cleanup.policy: a list of delete and compact.
-void check_cleanup_policy(const Properties& props, const std::string& key) {
+// cleanup.policy / log.cleanup.policy: a list of delete and compact. With
+// `compact_allowed` (the internal offsets topic), returns whether delete is
+// among them.
+bool check_cleanup_policy(const Properties& props, const std::string& key,
+                          bool compact_allowed = false) {
   const std::string& value = props.values.at(key);
   const std::vector<std::string> policies = split_csv(value);
   if (policies.empty()) throw props.error(key, fmt::format("expected delete, got '{}'", value));
+  bool deletes = false;
   for (const std::string& p : policies) {
+    deletes = deletes || p == "delete";
+    if (p == "compact" && compact_allowed) continue;
     if (p == "compact") {
       throw props.error(key, fmt::format("log compaction is not modelled; only 'delete' is "
                                          "accepted, got '{}'",
@@ -284,6 +292,7 @@ void check_cleanup_policy(const Properties& props, const std::string& key) {
                                          value));
     }
   }
+  return deletes;
 }
 
 void check_rule(const Properties& props, const KeyRule& rule) {
@@ -363,6 +372,7 @@ const std::vector<std::string>& broker_keys_with_effect() {
       "offsets.retention.minutes",
       "offsets.topic.num.partitions",
       "offsets.topic.replication.factor",
+      "offsets.topic.segment.bytes",
       "replica.fetch.backoff.ms",
       "replica.fetch.max.bytes",
       "replica.fetch.min.bytes",
@@ -910,6 +920,8 @@ BrokerConfig parse_broker_config(const Properties& props, VersionProfile version
   c.offsets_topic_replication_factor = static_cast<int16_t>(
       props.get_int("offsets.topic.replication.factor", c.offsets_topic_replication_factor, 1,
                     kMaxInt16, "replicas"));
+  c.offsets_topic_segment_bytes = int32("offsets.topic.segment.bytes", c.offsets_topic_segment_bytes,
+                                        1, kMaxInt32, "bytes");
   c.offsets_retention_minutes = props.get_int("offsets.retention.minutes",
                                               c.offsets_retention_minutes, 1, kMaxInt32, "minutes");
   c.transaction_state_log_replication_factor =
@@ -969,12 +981,18 @@ BrokerConfig parse_broker_config(const Properties& props, VersionProfile version
   return c;
 }
 
-LogConfig apply_topic_overrides(const LogConfig& defaults, const Properties& overrides) {
+LogConfig apply_topic_overrides(const LogConfig& defaults, const Properties& overrides,
+                                bool internal) {
   const Properties& o = overrides;
   o.reject_unknown(kTopicConfigKeys);
-  for (const KeyRule& rule : kTopicRules) check_rule(o, rule);
+  for (const KeyRule& rule : kTopicRules) {
+    if (rule.kind != Kind::cleanup_policy) check_rule(o, rule);
+  }
 
   LogConfig c = defaults;
+  // Log.deleteOldSegments: without delete in the policy, only segments below
+  // the log start offset go.
+  if (o.has("cleanup.policy")) c.retention_deletes = check_cleanup_policy(o, "cleanup.policy", internal);
   c.segment_bytes =
       o.get_int("segment.bytes", c.segment_bytes, kMinSegmentBytes, kMaxInt32, "bytes");
   c.segment_ms = o.get_int("segment.ms", c.segment_ms, 1, kMaxInt64, "milliseconds");

@@ -51,6 +51,10 @@ struct LogConfig {
   bool unclean_leader_election = false;      // unclean.leader.election.enable
   int64_t flush_interval_messages = INT64_MAX;  // log.flush.interval.messages / flush.messages
   int64_t flush_interval_ms = INT64_MAX;     // log.flush.interval.ms / flush.ms; INT64_MAX: never
+  // cleanup.policy names delete: retention.ms and retention.bytes delete
+  // segments (Log.deleteOldSegments). Only the internal offsets topic may be
+  // compact alone; compaction itself is not modelled (every record is kept).
+  bool retention_deletes = true;
   friend bool operator==(const LogConfig&, const LogConfig&) = default;
 };
 
@@ -97,6 +101,7 @@ struct BrokerConfig {
   bool auto_create_topics_enable = true;
   int32_t offsets_topic_num_partitions = 50;
   int16_t offsets_topic_replication_factor = 3;
+  int32_t offsets_topic_segment_bytes = 104857600;  // offsets.topic.segment.bytes
   int64_t offsets_retention_minutes = 10080;  // 1440 before 2.0; accepted, not modelled
   int64_t log_retention_check_interval_ms = 300000;
   int64_t log_flush_scheduler_interval_ms = INT64_MAX;
@@ -143,7 +148,11 @@ BrokerConfig parse_broker_config(const model::Properties& props,
 // retention.bytes, min.insync.replicas, unclean.leader.election.enable,
 // flush.messages, flush.ms) applied over the broker's defaults. Throws
 // model::ConfigError for an unknown key or a bad value.
-LogConfig apply_topic_overrides(const LogConfig& defaults, const model::Properties& overrides);
+// `internal`: the topic is Kafka's own __consumer_offsets, which Kafka
+// creates with cleanup.policy=compact (GroupCoordinator.offsetsTopicConfigs);
+// for it, and only for it, compact is accepted.
+LogConfig apply_topic_overrides(const LogConfig& defaults, const model::Properties& overrides,
+                                bool internal = false);
 // The topic-level keys, in the form /config/topics/<t> stores them.
 extern const std::vector<std::string> kTopicConfigKeys;
 

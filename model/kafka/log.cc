@@ -810,7 +810,9 @@ int PartitionLog::delete_expired_segments(int64_t now_ms, Offset high_watermark)
     return n;
   };
   // retention.ms: the segment's newest record is older than the limit.
-  if (config_.retention_ms >= 0) {
+  // Neither this nor retention.bytes applies to a log whose cleanup.policy
+  // lacks delete (Log.deleteOldSegments).
+  if (config_.retention_deletes && config_.retention_ms >= 0) {
     const size_t n = leading([&](const SegmentInfo& s) {
       return now_ms - s.max_timestamp_ms > config_.retention_ms;
     });
@@ -818,7 +820,7 @@ int PartitionLog::delete_expired_segments(int64_t now_ms, Offset high_watermark)
   }
   // retention.bytes: drop the oldest while what is left still reaches the
   // limit (Log.deleteRetentionSizeBreachedSegments).
-  if (config_.retention_bytes >= 0) {
+  if (config_.retention_deletes && config_.retention_bytes >= 0) {
     int64_t excess = size_bytes() - config_.retention_bytes;
     if (excess >= 0) {
       const size_t n = leading([&](const SegmentInfo& s) {

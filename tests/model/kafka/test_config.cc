@@ -870,6 +870,25 @@ TEST(KafkaConfigErrors, CompactionIsNotModelled) {
   EXPECT_EQ(error_of(kMinimal + "log.cleanup.policy=purge\n").message(),
             "expected delete (or compact, which is not modelled), got 'purge'");
   EXPECT_NO_THROW(parse(kMinimal + "log.cleanup.policy=delete\n"));
+  EXPECT_TRUE(topic("cleanup.policy=delete\n").retention_deletes);
+  EXPECT_EQ(topic_error_of("cleanup.policy=compact\n").key(), "cleanup.policy");
+}
+
+// Kafka creates __consumer_offsets with cleanup.policy=compact: for that
+// topic alone compact is accepted, and without delete beside it, retention
+// by time and size stops (compaction itself is not modelled).
+TEST(KafkaConfig, TheOffsetsTopicAloneMayBeCompacted) {
+  const auto internal = [](const std::string& text) {
+    return apply_topic_overrides(LogConfig{}, parse_properties(text, "/config/topics/__consumer_offsets"),
+                                 /*internal=*/true);
+  };
+  EXPECT_FALSE(internal("cleanup.policy=compact\n").retention_deletes);
+  EXPECT_TRUE(internal("cleanup.policy=compact,delete\n").retention_deletes);
+  EXPECT_TRUE(internal("segment.bytes=1048576\n").retention_deletes);
+  EXPECT_THROW(internal("cleanup.policy=purge\n"), ConfigError);
+  EXPECT_EQ(parse(kMinimal + "offsets.topic.segment.bytes=1048576\n").offsets_topic_segment_bytes, 1048576);
+  EXPECT_EQ(parse(kMinimal).offsets_topic_segment_bytes, 104857600);
+  EXPECT_EQ(error_of(kMinimal + "offsets.topic.segment.bytes=0\n").key(), "offsets.topic.segment.bytes");
 }
 
 TEST(KafkaConfigErrors, MalformedValuesNameTheirKey) {

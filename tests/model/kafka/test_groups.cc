@@ -451,6 +451,51 @@ TEST(KafkaGroups, ACommittedOffsetSurvivesTheCoordinatorAndIsLoadedByTheNextOne)
   }
 }
 
+// __consumer_offsets is created compacted (GroupCoordinator.offsetsTopicConfigs),
+// so the broker-wide time retention that empties a user topic's old
+// segments never takes a commit: the next coordinator still loads it.
+TEST(KafkaGroups, TheOffsetsTopicIsCompactedSoRetentionNeverTakesACommit) {
+  Cluster c(options({{"log.roll.ms", "1000"},
+                     {"log.retention.ms", "2000"},
+                     {"log.retention.check.interval.ms", "1000"},
+                     {"offsets.topic.segment.bytes", "1048576"}}));
+  c.world().trace().keep_lines(true);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 1, 3), ErrorCode::none);
+  const BrokerId coord = find_coordinator(c, "g");
+  const std::optional<std::string> config = c.zk_get(std::string("/config/topics/") + kOffsetsTopicName);
+  ASSERT_TRUE(config.has_value());
+  EXPECT_NE(config->find("\"cleanup.policy\":\"compact\""), std::string::npos) << *config;
+  EXPECT_NE(config->find("\"segment.bytes\":\"1048576\""), std::string::npos) << *config;
+  Member m(c, "m1");
+  const auto r = m.call<OffsetCommitResponse>(coord, OffsetCommitRequest{"g", -1, "", {{{"t", 0}, 42}}});
+  ASSERT_EQ(r.partitions.size(), 1u);
+  ASSERT_EQ(r.partitions[0].second, ErrorCode::none);
+  ASSERT_EQ(c.produce({"t", 0}, {1, 2, 3}, -1)->error, ErrorCode::none);
+  c.run_for(Duration::seconds(30));
+  // The user topic's records are past retention and gone; the commit stays.
+  const TopicPartition otp{kOffsetsTopicName, coordinator(c, coord).partition_for("g")};
+  for (BrokerId b : c.broker_ids()) {
+    EXPECT_EQ(c.broker(b)->partition({"t", 0})->log().log_start().value, 3) << "broker " << b;
+    EXPECT_EQ(c.broker(b)->partition(otp)->log().log_start().value, 0) << "broker " << b;
+  }
+  size_t user_deleted = 0;
+  for (const std::string& line : c.world().trace().lines()) {
+    if (line.find("\"kind\":\"segment_deleted\"") == std::string::npos) continue;
+    EXPECT_EQ(line.find(kOffsetsTopicName), std::string::npos) << line;
+    user_deleted += line.find("/t-0\"") != std::string::npos;
+  }
+  EXPECT_GE(user_deleted, 3u) << "retention ran on every replica of t-0";
+  c.kill_broker(coord);
+  ASSERT_TRUE(c.run_until([&] { return find_coordinator(c, "g") != coord; }, Duration::seconds(60)));
+  const BrokerId next = find_coordinator(c, "g");
+  const auto f = m.call<OffsetFetchResponse>(next, OffsetFetchRequest{"g", {{"t", 0}}});
+  EXPECT_EQ(f.error, ErrorCode::none);
+  ASSERT_EQ(f.partitions.size(), 1u);
+  EXPECT_EQ(f.partitions[0].offset, 42);
+}
+
 TEST(KafkaGroups, ACommitWaitsForTheIsrAndTimesOutWhileTheFollowersAreCutOff) {
   Cluster c(options());
   c.world().trace().keep_lines(true);
