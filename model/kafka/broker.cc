@@ -878,7 +878,11 @@ void Broker::become_follower(Partition& p, const std::vector<LiveBroker>& live_l
 
 void Broker::truncate(Partition& p, Offset to, const char* why) {
   PartitionLog& log = p.log();
-  if (to >= log.log_end()) return;
+  if (to >= log.log_end()) {
+    // Log.truncateTo with nothing to cut (KAFKA-10706, from 2.7.1 / 2.8).
+    if (config_.replication_rules.no_op_truncation_trims_epochs) log.trim_epochs_from(log.log_end());
+    return;
+  }
   const Offset from = log.log_end();
   if (to < log.log_start()) {
     log.truncate_fully_and_start_at(to);

@@ -778,7 +778,9 @@ BrokerConfig default_broker_config(VersionProfile version) {
     c.group_max_session_timeout_ms = 300000;
   }
   const bool v3 = version == VersionProfile::v3_9;
-  c.replication_rules = {.min_isr_holds_high_watermark = v3, .new_epoch_forgets_out_of_sync_fetch = v3};
+  c.replication_rules = {.min_isr_holds_high_watermark = v3,
+                         .new_epoch_forgets_out_of_sync_fetch = v3,
+                         .no_op_truncation_trims_epochs = version != VersionProfile::v2_2};
   return c;
 }
 

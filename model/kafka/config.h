@@ -71,6 +71,12 @@ struct ReplicationRules {
   // where 2.x counts the new epoch as every follower's last fetch
   // (Replica.resetLastCaughtUpTime).
   bool new_epoch_forgets_out_of_sync_fetch = false;
+  // From 2.7.1 / 2.8 (KAFKA-10706) a truncation to the log end or beyond,
+  // which cuts no record, still drops the leader-epoch entries that start
+  // there: a leader that was given an epoch and appended nothing before it
+  // lost leadership leaves such an entry. In 2.2 it stays, and a follower
+  // asking OffsetsForLeaderEpoch with it asks the same again forever.
+  bool no_op_truncation_trims_epochs = false;
 };
 
 struct BrokerConfig {

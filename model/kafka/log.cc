@@ -617,16 +617,20 @@ void PartitionLog::truncate_to(Offset o) {
   disk.open(segment_path(last.base)).truncate(static_cast<size_t>(o - last.base), ctx_.now());
   last = scan_segment(last.base);
 
-  bool epochs_changed = false;
-  while (!epochs_.empty() && epochs_.back().start_offset >= o) {
-    epochs_.pop_back();
-    epochs_changed = true;
-  }
-  if (epochs_changed) write_epoch_checkpoint();
+  trim_epochs_from(o);
 
   recovery_point_ = std::min(recovery_point_, o);
   unflushed_messages_ = std::min(unflushed_messages_, log_end() - recovery_point_);
   check_invariants();
+}
+
+void PartitionLog::trim_epochs_from(Offset o) {
+  bool changed = false;
+  while (!epochs_.empty() && epochs_.back().start_offset >= o) {
+    epochs_.pop_back();
+    changed = true;
+  }
+  if (changed) write_epoch_checkpoint();
 }
 
 void PartitionLog::truncate_fully_and_start_at(Offset o) {

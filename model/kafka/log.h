@@ -130,6 +130,9 @@ class PartitionLog {
   // Removes every record at or above `o` (no-op if o >= log_end), and the
   // epoch-cache entries that start at or above it.
   void truncate_to(Offset o);
+  // Drops the epoch-cache entries that start at or above `o`
+  // (LeaderEpochFileCache.truncateFromEnd), writing the checkpoint if any go.
+  void trim_epochs_from(Offset o);
   // Empties the log and restarts it at `o` (a follower that fell below the
   // leader's log start offset).
   void truncate_fully_and_start_at(Offset o);

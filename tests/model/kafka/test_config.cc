@@ -224,6 +224,12 @@ TEST(KafkaConfigDefaults, Kafka3xReplicationRulesBelongToThe39ProfileOnly) {
   EXPECT_TRUE(default_broker_config(VersionProfile::v3_9).replication_rules.new_epoch_forgets_out_of_sync_fetch);
 }
 
+TEST(KafkaConfigDefaults, KAFKA10706TrimsTheEpochCacheFrom28) {
+  EXPECT_FALSE(default_broker_config(VersionProfile::v2_2).replication_rules.no_op_truncation_trims_epochs);
+  EXPECT_TRUE(default_broker_config(VersionProfile::v2_8).replication_rules.no_op_truncation_trims_epochs);
+  EXPECT_TRUE(default_broker_config(VersionProfile::v3_9).replication_rules.no_op_truncation_trims_epochs);
+}
+
 TEST(KafkaConfigDefaults, SharedByAllProfiles) {
   for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8, VersionProfile::v3_9}) {
     SCOPED_TRACE(to_string(v));
