@@ -788,6 +788,10 @@ sim::Time PartitionLog::flush_upto(Offset end) {
       if (--pending->remaining > 0) return;
       // Only forward, and never past what the log holds now.
       recovery_point_ = std::max(recovery_point_, std::min(pending->target, log_end()));
+      // Kafka counts the unflushed messages as log end minus recovery point
+      // (Log.unflushedMessages): the flush a roll schedules lowers the count
+      // too, not only a flush by flush.messages or flush.ms.
+      unflushed_messages_ = std::min(unflushed_messages_, log_end() - recovery_point_);
     }));
   }
   return done;

@@ -909,6 +909,27 @@ TEST(KafkaLogDurability, ARolledSegmentIsFlushedWhileTheActiveOneIsNot) {
   EXPECT_GT(active_lost, 10);
 }
 
+// Kafka counts the unflushed messages as log end minus recovery point
+// (Log.unflushedMessages), so the flush a roll schedules lowers the count:
+// flush.messages counts from there, not from the last flush it made itself.
+TEST(KafkaLogDurability, TheFlushOfARollCountsAgainstFlushMessages) {
+  LogConfig config;
+  config.segment_bytes = 500;
+  config.flush_interval_messages = 9;
+  Bed bed(config);
+  bed.produce(5);
+  bed.produce(3);  // rolls at 5 and schedules the flush of [0, 5)
+  bed.run_for(kFsyncLatency * 3);
+  ASSERT_EQ(bed.log().recovery_point(), Offset{5});
+  bed.produce(2, 10);  // 5 above the recovery point, 10 appended since the load
+  bed.run_for(kFsyncLatency * 3);
+  EXPECT_EQ(bed.log().recovery_point(), Offset{5}) << "flushed by a count that ignored the roll's flush";
+  bed.produce(4, 10);  // 9 above it: flushed
+  bed.run_for(kFsyncLatency * 3);
+  EXPECT_EQ(bed.log().recovery_point(), Offset{14});
+  EXPECT_EQ(bases_of(bed.log()), (std::vector<int64_t>{0, 5}));
+}
+
 TEST(KafkaLogDurability, WithoutAnyFlushAPowerLossMayTakeEverything) {
   int emptied = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
