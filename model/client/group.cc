@@ -32,6 +32,11 @@ bool is_coordinator_error(ErrorCode e) {
 // JOIN_GROUP_TIMEOUT_LAPSE), librdkafka max.poll.interval.ms + 3 s.
 constexpr int32_t kJoinTimeoutLapseMs = 5000;
 
+// How long close() keeps trying to commit: KafkaConsumer.close()'s default
+// timeout (DEFAULT_CLOSE_TIMEOUT_MS). librdkafka's close waits for its
+// deferred commits, which it keeps while the coordinator is away.
+constexpr int64_t kCloseTimeoutMs = 30000;
+
 }  // namespace
 
 const char* to_string(GroupConsumer::State s) {
@@ -686,9 +691,12 @@ void GroupConsumer::rejoin(bool commit_first, const std::string& why) {
   std::map<TopicPartition, int64_t> offsets;
   if (commit_first && config_.enable_auto_commit && state_ == State::stable) offsets = commit_candidates();
   unassign();
-  if (!offsets.empty() && coordinator_ && generation_ >= 0) {
+  if (!offsets.empty() && generation_ >= 0) {
+    // Java commits synchronously in onJoinPrepare, within the rebalance
+    // timeout; librdkafka holds the rejoin until its commit is done.
     state_ = State::revoking;
-    send_commit(std::move(offsets), [this](bool) {
+    const sim::Time deadline = ctx_.now() + sim::Duration::millis(config_.max_poll_interval_ms);
+    commit_sync(std::move(offsets), deadline, [this](bool) {
       if (state_ != State::revoking) return;
       state_ = State::unjoined;
       step();
@@ -761,16 +769,46 @@ void GroupConsumer::commit(std::function<void(bool)> done) {
     if (done) done(false);
     return;
   }
-  send_commit(commit_candidates(), std::move(done));
+  send_commit(commit_candidates(), [done = std::move(done)](CommitResult r) {
+    if (done) done(r == CommitResult::ok);
+  });
 }
 
-void GroupConsumer::send_commit(std::map<TopicPartition, int64_t> offsets, std::function<void(bool)> done) {
+void GroupConsumer::commit_sync(std::map<TopicPartition, int64_t> offsets, sim::Time deadline,
+                                std::function<void(bool)> done) {
+  auto again = [this, deadline](std::map<TopicPartition, int64_t> offsets, std::function<void(bool)> done) {
+    after(config_.retry_backoff_ms, [this, deadline, offsets = std::move(offsets), done = std::move(done)]() mutable {
+      commit_sync(std::move(offsets), deadline, std::move(done));
+    });
+  };
+  if (!coordinator_ && !offsets.empty() && generation_ >= 0) {
+    // AbstractCoordinator.ensureCoordinatorReady, within the same timer.
+    if (ctx_.now() >= deadline) {
+      done(false);
+      return;
+    }
+    find_coordinator();
+    again(std::move(offsets), std::move(done));
+    return;
+  }
+  std::map<TopicPartition, int64_t> copy = offsets;
+  send_commit(std::move(copy), [this, deadline, again, offsets = std::move(offsets),
+                                done = std::move(done)](CommitResult r) mutable {
+    if (r == CommitResult::retriable && ctx_.now() < deadline) {
+      again(std::move(offsets), std::move(done));
+      return;
+    }
+    done(r == CommitResult::ok);
+  });
+}
+
+void GroupConsumer::send_commit(std::map<TopicPartition, int64_t> offsets, std::function<void(CommitResult)> done) {
   if (offsets.empty()) {
-    if (done) done(true);
+    if (done) done(CommitResult::ok);
     return;
   }
   if (!coordinator_ || generation_ < 0) {
-    if (done) done(false);
+    if (done) done(generation_ < 0 ? CommitResult::failed : CommitResult::retriable);
     return;
   }
   kafka::OffsetCommitRequest req;
@@ -796,7 +834,7 @@ void GroupConsumer::send_commit(std::map<TopicPartition, int64_t> offsets, std::
             record(check::OpType::info, check::OpFunction::commit, "", error, &tp, offset);
           }
           if (epoch == epoch_) coordinator_lost(error, e);
-          if (done) done(false);
+          if (done) done(CommitResult::retriable);
           return;
         }
         bool all_ok = true;
@@ -819,6 +857,8 @@ void GroupConsumer::send_commit(std::map<TopicPartition, int64_t> offsets, std::
           record(unknown ? check::OpType::info : check::OpType::fail, check::OpFunction::commit, "",
                  kafka::to_string(pe), &tp, offset);
         }
+        const bool retriable =
+            is_coordinator_error(group_error) || group_error == ErrorCode::request_timed_out;
         if (group_error != ErrorCode::none && epoch == epoch_) {
           if (is_coordinator_error(group_error)) {
             coordinator_lost(kafka::to_string(group_error));
@@ -830,7 +870,7 @@ void GroupConsumer::send_commit(std::map<TopicPartition, int64_t> offsets, std::
             handle_group_error(group_error);
           }
         }
-        if (done) done(all_ok);
+        if (done) done(all_ok ? CommitResult::ok : retriable ? CommitResult::retriable : CommitResult::failed);
       });
 }
 
@@ -853,7 +893,7 @@ void GroupConsumer::close(std::function<void()> done) {
   if (offsets.empty()) {
     finish(true);
   } else {
-    send_commit(std::move(offsets), std::move(finish));
+    commit_sync(std::move(offsets), ctx_.now() + sim::Duration::millis(kCloseTimeoutMs), std::move(finish));
   }
 }
 

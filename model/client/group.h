@@ -40,7 +40,9 @@
 // Offsets: with enable.auto.commit the consumed positions (the offset after
 // the last record handed to the listener) of partitions whose position moved
 // since the last commit are committed every auto.commit.interval.ms, on
-// revoke and on close(); commit() commits them by hand.
+// revoke and on close(); commit() commits them by hand. The commits on
+// revoke and close are retried (the coordinator found again) while they
+// fail retriably, within the rebalance timeout and 30 s respectively.
 //
 // History (optional): the ops model/check/checkers.h describes — rebalance
 // invoke when JoinGroup is sent, ok "group=G generation=N assigned=t-0,t-1"
@@ -172,8 +174,19 @@ class GroupConsumer final : private ConsumerListener {
   // (when assigned) and true; false for any other error.
   bool handle_group_error(kafka::ErrorCode e);
   void unassign();
-  // Commits `offsets`; `done(all_ok)`.
-  void send_commit(std::map<kafka::TopicPartition, int64_t> offsets, std::function<void(bool)> done);
+  // How a commit ended: every partition stored, failed in a way worth
+  // trying again (no coordinator, a lost answer, a coordinator error,
+  // REQUEST_TIMED_OUT — Java's RetriableCommitFailedException), or failed.
+  enum class CommitResult { ok, retriable, failed };
+  // Commits `offsets` once.
+  void send_commit(std::map<kafka::TopicPartition, int64_t> offsets, std::function<void(CommitResult)> done);
+  // Commits `offsets`, finding the coordinator again and retrying a
+  // retriable failure every retry.backoff.ms until `deadline`: how both
+  // clients commit on close and on revoke (Java's commitOffsetsSync under a
+  // timer; librdkafka defers a commit until the coordinator is back).
+  // `done(all_ok)`.
+  void commit_sync(std::map<kafka::TopicPartition, int64_t> offsets, sim::Time deadline,
+                   std::function<void(bool)> done);
   std::map<kafka::TopicPartition, int64_t> commit_candidates() const;
   void end_join(check::OpType type, const std::string& error);
   void leave(const std::string& why, std::function<void()> done);

@@ -519,6 +519,30 @@ TEST(GroupConsumerClose, CloseCommitsAndLeaves) {
   EXPECT_EQ(r.groups[0].assignment.count("consumer-1"), 0u);
 }
 
+// close() while the coordinator is dead: the final commit is not dropped but
+// tried again at the next coordinator (Java's commitOffsetsSync within the
+// close timeout; librdkafka defers it until the coordinator is back), so the
+// next owner starts after what was read.
+TEST(GroupConsumerClose, CloseCommitsAtTheNextCoordinatorWhenItsOwnIsGone) {
+  GroupLab lab(7);
+  client::ConsumerConfig c = GroupLab::config();
+  c.auto_commit_interval_ms = 600000;  // nothing committed but by close()
+  const sim::ProcessId c1 = lab.add("consumer-1", c);
+  ASSERT_TRUE(lab.cluster.run_until([&] { return lab.settled(2); }, Duration::seconds(60)));
+  lab.produce(0, 0, 30);
+  lab.produce(1, 100, 130);
+  ASSERT_TRUE(lab.cluster.run_until([&] { return lab.seen.size() == 60; }, Duration::seconds(10)));
+  const auto old = lab.group(c1)->coordinator();
+  ASSERT_TRUE(old.has_value());
+  lab.cluster.kill_broker(*old);
+  bool closed = false;
+  lab.group(c1)->close([&] { closed = true; });
+  ASSERT_TRUE(lab.cluster.run_until([&] { return closed; }, Duration::seconds(40)));
+  EXPECT_NE(lab.group(c1)->coordinator(), old);
+  EXPECT_EQ(lab.committed({"t", 0}), 30);
+  EXPECT_EQ(lab.committed({"t", 1}), 30);
+}
+
 // The leader assigns with the strategy the coordinator chose: on three
 // partitions and two members, range gives the first member (by member id)
 // t-0 and t-1, roundrobin t-0 and t-2.
