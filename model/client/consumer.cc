@@ -7,6 +7,12 @@
 
 namespace client {
 
+namespace {
+// librdkafka's wait before asking for an offset again after a ListOffsets
+// error that is not permanent (rd_kafka_toppar_offset_retry's 500 ms).
+constexpr int64_t kOffsetQueryRetryMs = 500;
+}  // namespace
+
 using kafka::BrokerId;
 using kafka::ErrorCode;
 using kafka::TopicPartition;
@@ -36,6 +42,7 @@ void Consumer::assign(const std::vector<TopicPartition>& partitions) {
   for (auto it = positions_.begin(); it != positions_.end();) {
     it = assigned_.count(it->first) == 0 ? positions_.erase(it) : std::next(it);
   }
+  std::erase_if(reset_retry_at_ms_, [this](const auto& e) { return assigned_.count(e.first) == 0; });
   for (const TopicPartition& tp : assigned_) metadata_.add_topic(tp.topic);
   pump();
 }
@@ -124,6 +131,11 @@ void Consumer::pump() {
       continue;
     }
     if (positions_.count(tp) == 0) {
+      auto wait = reset_retry_at_ms_.find(tp);
+      if (wait != reset_retry_at_ms_.end() && wait->second > now) {
+        schedule_pump(wait->second);
+        continue;
+      }
       need_position[leader].push_back(tp);
     } else {
       leaders.push_back(leader);
@@ -180,7 +192,15 @@ void Consumer::reset_offsets(BrokerId leader, std::vector<TopicPartition> tps) {
     }
     for (const kafka::ListOffsetsPartitionResponse& p : resp->partitions) {
       if (p.error == ErrorCode::none) {
+        reset_retry_at_ms_.erase(p.tp);
         if (assigned_.count(p.tp) != 0 && positions_.count(p.tp) == 0) positions_[p.tp] = p.offset.value;
+      } else if (p.error == ErrorCode::offset_not_available) {
+        // A new leader whose high watermark has not reached its epoch's
+        // start (KIP-207): librdkafka refreshes its metadata and asks again
+        // in a fixed 500 ms (rd_kafka_toppar_offset_retry); Java retries
+        // after retry.backoff.ms.
+        reset_retry_at_ms_[p.tp] = now_ms() + kOffsetQueryRetryMs;
+        metadata_.refresh();
       } else {
         metadata_.invalidate(p.tp);
       }

@@ -99,6 +99,9 @@ class Consumer {
   std::map<kafka::TopicPartition, int64_t> positions_;
   std::set<kafka::BrokerId> fetching_;     // a fetch in flight to this leader
   std::set<kafka::BrokerId> resetting_;    // a ListOffsets in flight to this leader
+  // Partitions whose ListOffsets answered OFFSET_NOT_AVAILABLE: not asked
+  // again before this time (ms).
+  std::map<kafka::TopicPartition, int64_t> reset_retry_at_ms_;
   std::set<kafka::BrokerId> backing_off_;
   // wait_for_connection: the reconnect backoff and the metadata queries
   // while a fetch waits for its leader's connection.

@@ -1420,6 +1420,14 @@ void Broker::handle_list_offsets(const ListOffsetsRequest& r, Reply reply) {
                                                         : ErrorCode::unknown_topic_or_partition;
     } else if (q.timestamp == kEarliestTimestamp) {
       pr.offset = p->log().log_start();
+    } else if (r.replica_id < 0 && p->high_watermark() < p->leader_epoch_start()) {
+      // KIP-207 (Partition.fetchOffsetForTimestamp, 2.2 on): a new leader
+      // does not hand a consumer "latest" while its high watermark is still
+      // below where its epoch began — that would be an offset the old leader
+      // may already have served past. The clients send ListOffsets v5 or
+      // later, so the error is OFFSET_NOT_AVAILABLE (LEADER_NOT_AVAILABLE
+      // below v5).
+      pr.error = ErrorCode::offset_not_available;
     } else {
       pr.offset = r.replica_id >= 0 ? p->log().log_end() : p->high_watermark();
     }

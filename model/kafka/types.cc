@@ -72,6 +72,7 @@ const char* to_string(ErrorCode e) {
     case ErrorCode::invalid_config: return "INVALID_CONFIG";
     case ErrorCode::coordinator_load_in_progress: return "COORDINATOR_LOAD_IN_PROGRESS";
     case ErrorCode::not_coordinator: return "NOT_COORDINATOR";
+    case ErrorCode::offset_not_available: return "OFFSET_NOT_AVAILABLE";
     case ErrorCode::illegal_generation: return "ILLEGAL_GENERATION";
     case ErrorCode::inconsistent_group_protocol: return "INCONSISTENT_GROUP_PROTOCOL";
     case ErrorCode::unknown_member_id: return "UNKNOWN_MEMBER_ID";
@@ -99,6 +100,7 @@ bool is_retriable(ErrorCode e) {
     case ErrorCode::fenced_leader_epoch:
     case ErrorCode::unknown_leader_epoch:
     case ErrorCode::broker_not_available:
+    case ErrorCode::offset_not_available:
       return true;
     default:
       return false;

@@ -138,6 +138,7 @@ enum class ErrorCode {
   invalid_config,                    // INVALID_CONFIG
   coordinator_load_in_progress,      // COORDINATOR_LOAD_IN_PROGRESS
   not_coordinator,                   // NOT_COORDINATOR
+  offset_not_available,              // OFFSET_NOT_AVAILABLE (KIP-207, ListOffsets v5+)
   illegal_generation,                // ILLEGAL_GENERATION
   inconsistent_group_protocol,       // INCONSISTENT_GROUP_PROTOCOL
   unknown_member_id,                 // UNKNOWN_MEMBER_ID

@@ -333,6 +333,51 @@ TEST(KafkaBroker, AnIsrChangeNotificationLostOnItsWayIsSentAgain) {
       << "the controller never heard of the leader's ISR change";
 }
 
+// KIP-207: a new leader whose high watermark is still below the start of
+// its leader epoch answers a consumer's ListOffsets(latest) with
+// OFFSET_NOT_AVAILABLE, until its high watermark gets there; a follower's
+// ListOffsets, and earliest, are answered.
+TEST(KafkaBroker, ANewLeaderBelowItsEpochStartHasNoLatestOffsetForAConsumer) {
+  Cluster c({.brokers = 3, .version = VersionProfile::v2_2});
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  // The controller becomes the next leader; the third broker will stop.
+  const BrokerId next = *c.controller();
+  const std::vector<BrokerId> others = c.broker_ids_except(next);
+  const BrokerId first = others[0], stopped = others[1];
+  const TopicPartition tp{"t", 0};
+  ASSERT_EQ(c.create_topic("t", 1, 3, {}, {{0, {first, next, stopped}}}), ErrorCode::none);
+  ASSERT_EQ(c.produce(tp, {1, 2, 3, 4, 5}, -1)->error, ErrorCode::none);
+  // Before the next leader hears the high watermark of 5 from the first,
+  // it is cut off from it; the third stops fetching; the first dies.
+  c.world().network().block(c.broker_host(first), c.broker_host(next));
+  c.world().network().block(c.broker_host(next), c.broker_host(first));
+  c.pause_broker(stopped);
+  c.kill_broker(first);
+  ASSERT_TRUE(c.run_until([&] {
+    const Partition* p = c.broker(next)->partition(tp);
+    return p != nullptr && p->is_leader();
+  }, Duration::seconds(60)));
+  const Partition* p = c.broker(next)->partition(tp);
+  ASSERT_EQ(p->leader_epoch_start().value, 5);
+  ASSERT_LT(p->high_watermark().value, 5);
+  const auto list = [&](BrokerId replica, int64_t timestamp) {
+    const auto r = c.request(next, ListOffsetsRequest{replica, {{tp, timestamp}}});
+    EXPECT_TRUE(r.has_value());
+    return std::get<ListOffsetsResponse>(*r).partitions.at(0);
+  };
+  EXPECT_EQ(list(kConsumerReplicaId, kLatestTimestamp).error, ErrorCode::offset_not_available);
+  EXPECT_EQ(list(kConsumerReplicaId, kEarliestTimestamp).error, ErrorCode::none);
+  EXPECT_EQ(list(stopped, kLatestTimestamp).offset.value, 5) << "a replica gets the log end";
+  // The third broker leaves the ISR after replica.lag.time.max.ms: the high
+  // watermark reaches 5 and "latest" is 5.
+  ASSERT_TRUE(c.run_until([&] { return c.broker(next)->partition(tp)->high_watermark().value == 5; },
+                          Duration::seconds(60)));
+  const ListOffsetsPartitionResponse latest = list(kConsumerReplicaId, kLatestTimestamp);
+  EXPECT_EQ(latest.error, ErrorCode::none);
+  EXPECT_EQ(latest.offset.value, 5);
+}
+
 // A controller paused past its session timeout is replaced (epoch + 1).
 // When it resumes it still believes it is the controller until ZooKeeper
 // tells it otherwise; its requests carry the old epoch and are ignored.
