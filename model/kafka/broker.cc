@@ -534,7 +534,8 @@ void Broker::on_message(sim::SocketId s, sim::Payload& p) {
   if (auto* frame = sim::payload_cast<RequestFrame>(&p)) {
     if (ServerConnection* found = connections_.find(s)) {
       ServerConnection& c = *found;
-      if (!c.busy && c.pending.empty()) {
+      if (!c.busy && c.pending.empty() &&
+          (nothing_locked() || (!handlers_exhausted() && !waits_for_lock(frame->body)))) {
         serve(s, c, *frame);
         return;
       }
@@ -567,9 +568,115 @@ void Broker::dispatch(sim::SocketId socket) {
   ServerConnection* found = connections_.find(socket);
   if (found == nullptr || found->busy || found->pending.empty()) return;
   ServerConnection& c = *found;
+  if (handlers_exhausted()) {
+    // Every request handler thread waits for a partition's lock: the
+    // request stays queued (Kafka's request channel) until one is free.
+    if (std::find(waiting_for_handler_.begin(), waiting_for_handler_.end(), socket) ==
+        waiting_for_handler_.end()) {
+      waiting_for_handler_.push_back(socket);
+    }
+    return;
+  }
   RequestFrame frame = std::move(c.pending.front());
   c.pending.pop_front();
+  if (waits_for_lock(frame.body)) {
+    park(socket, c, std::move(frame));
+    return;
+  }
   serve(socket, c, frame);
+}
+
+// --- the 2.2 partition lock ------------------------------------------------------------
+
+bool Broker::partition_locked(const TopicPartition& tp) const {
+  if (!config_.replication_rules.isr_write_holds_partition_lock) return false;
+  auto it = partitions_.find(tp);
+  return it != partitions_.end() && it->second->isr_write_in_flight;
+}
+
+bool Broker::fetch_waits_for_lock(const FetchRequest& r) const {
+  if (!config_.replication_rules.isr_write_holds_partition_lock || isr_writes_in_flight_ == 0) return false;
+  return std::any_of(r.partitions.begin(), r.partitions.end(),
+                     [this](const FetchPartition& f) { return partition_locked(f.tp); });
+}
+
+bool Broker::waits_for_lock(const Request& request) const {
+  if (!config_.replication_rules.isr_write_holds_partition_lock || nothing_locked()) return false;
+  // A LeaderAndIsr or StopReplica waiting holds replicaStateChangeLock: the
+  // next one waits behind it whatever it names.
+  const auto state_change_waits = [this] {
+    for (const Parked& p : parked_) {
+      if (std::holds_alternative<LeaderAndIsrRequest>(p.frame.body) ||
+          std::holds_alternative<StopReplicaRequest>(p.frame.body)) {
+        return true;
+      }
+    }
+    return false;
+  };
+  return std::visit(
+      [&](const auto& r) {
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<T, ProduceRequest>) {
+          return std::any_of(r.batches.begin(), r.batches.end(),
+                             [this](const ProduceBatch& b) { return partition_locked(b.tp); });
+        } else if constexpr (std::is_same_v<T, FetchRequest>) {
+          return fetch_waits_for_lock(r);
+        } else if constexpr (std::is_same_v<T, ListOffsetsRequest>) {
+          return std::any_of(r.partitions.begin(), r.partitions.end(),
+                             [this](const ListOffsetsPartition& q) { return partition_locked(q.tp); });
+        } else if constexpr (std::is_same_v<T, LeaderAndIsrRequest>) {
+          return state_change_waits() ||
+                 std::any_of(r.partitions.begin(), r.partitions.end(),
+                             [this](const PartitionState& s) { return partition_locked(s.tp); });
+        } else if constexpr (std::is_same_v<T, StopReplicaRequest>) {
+          return state_change_waits() ||
+                 std::any_of(r.partitions.begin(), r.partitions.end(),
+                             [this](const TopicPartition& tp) { return partition_locked(tp); });
+        } else {
+          return false;
+        }
+      },
+      request);
+}
+
+void Broker::park(sim::SocketId socket, ServerConnection& c, RequestFrame frame) {
+  c.busy = true;  // muted: its handler thread waits
+  ctx().trace("request_waits_for_partition_lock",
+              {{"api", api_name(frame.body)}, {"waiting", parked_.size() + 1}});
+  parked_.push_back(Parked{socket, std::move(frame)});
+}
+
+void Broker::isr_write_ended(const TopicPartition& tp) {
+  if (!config_.replication_rules.isr_write_holds_partition_lock) return;
+  // In the order they came: a request that still waits keeps its place.
+  std::vector<Parked> parked = std::move(parked_);
+  parked_.clear();
+  for (Parked& p : parked) {
+    ServerConnection* c = connections_.find(p.socket);
+    if (c == nullptr) continue;  // the client went away; its thread is free now
+    if (waits_for_lock(p.frame.body)) {
+      parked_.push_back(std::move(p));
+      continue;
+    }
+    c->busy = false;
+    serve(p.socket, *c, p.frame);
+  }
+  std::vector<sim::SocketId> waiting = std::move(waiting_for_handler_);
+  waiting_for_handler_.clear();
+  for (sim::SocketId s : waiting) dispatch(s);
+  // Fetches waiting in the purgatory could not read the partition either.
+  const sim::Time now = ctx().now();
+  boost::container::small_vector<std::pair<uint64_t, bool>, 8> fetches;
+  for (const auto& op : delayed_fetches_) {
+    for (const FetchPartition& fp : op->request.partitions) {
+      if (fp.tp == tp) {
+        fetches.emplace_back(op->id, op->deadline <= now);
+        break;
+      }
+    }
+  }
+  for (const auto& [id, due] : fetches) try_complete_fetch(id, due);
+  if (shrink_pass_active_) continue_shrink_pass();
 }
 
 void Broker::serve(sim::SocketId socket, ServerConnection& c, RequestFrame& frame) {
@@ -943,22 +1050,48 @@ void Broker::maybe_expand_isr(Partition& p, BrokerId fetcher) {
 }
 
 void Broker::shrink_isrs() {
+  if (config_.replication_rules.isr_write_holds_partition_lock) {
+    if (shrink_pass_active_) return;  // the last pass still waits on a write
+    shrink_pass_.clear();
+    for (const auto& [tp, p] : partitions_) shrink_pass_.push_back(tp);
+    shrink_pass_active_ = true;
+    continue_shrink_pass();
+    return;
+  }
   const int64_t now_ms = ctx().now().us() / 1000;
   for (auto& [tp, p] : partitions_) {
-    if (!p->is_leader() || p->isr_write_in_flight) continue;
-    const std::vector<BrokerId> lagging = p->out_of_sync(now_ms, config_.replica_lag_time_max_ms);
-    if (lagging.empty()) continue;
-    std::vector<BrokerId> isr;
-    for (BrokerId r : p->isr()) {
-      if (!contains(lagging, r)) isr.push_back(r);
-    }
-    write_isr(*p, std::move(isr), "shrink");
+    if (!p->isr_write_in_flight) maybe_shrink_isr(*p, now_ms);
   }
+}
+
+bool Broker::maybe_shrink_isr(Partition& p, int64_t now_ms) {
+  if (!p.is_leader()) return false;
+  const std::vector<BrokerId> lagging = p.out_of_sync(now_ms, config_.replica_lag_time_max_ms);
+  if (lagging.empty()) return false;
+  std::vector<BrokerId> isr;
+  for (BrokerId r : p.isr()) {
+    if (!contains(lagging, r)) isr.push_back(r);
+  }
+  write_isr(p, std::move(isr), "shrink");
+  return p.isr_write_in_flight;
+}
+
+void Broker::continue_shrink_pass() {
+  while (!shrink_pass_.empty()) {
+    Partition* p = find_partition(shrink_pass_.front());
+    // A partition whose expand is on its way holds its lock: the pass waits
+    // for it (inWriteLock), then looks at it.
+    if (p != nullptr && p->isr_write_in_flight) return;
+    shrink_pass_.pop_front();
+    if (p != nullptr && maybe_shrink_isr(*p, ctx().now().us() / 1000)) return;
+  }
+  shrink_pass_active_ = false;
 }
 
 void Broker::write_isr(Partition& p, std::vector<BrokerId> isr, const char* why) {
   if (!zk_) return;
   p.isr_write_in_flight = true;
+  ++isr_writes_in_flight_;
   p.set_pending_isr(isr);
   auto w = std::make_shared<IsrWrite>();
   w->tp = p.tp();
@@ -1002,6 +1135,13 @@ void Broker::check_isr_write(std::shared_ptr<const IsrWrite> w) {
 }
 
 void Broker::finish_isr_write(const IsrWrite& w, zk::Error e, int32_t version) {
+  SIM_ASSERT(isr_writes_in_flight_ > 0, "an ISR write of {} ended that never started", to_string(w.tp));
+  --isr_writes_in_flight_;
+  apply_isr_write(w, e, version);
+  isr_write_ended(w.tp);
+}
+
+void Broker::apply_isr_write(const IsrWrite& w, zk::Error e, int32_t version) {
   Partition* p = find_partition(w.tp);
   if (p == nullptr) return;
   p->isr_write_in_flight = false;
@@ -1194,6 +1334,9 @@ void Broker::try_complete_fetch(uint64_t id, bool timed_out) {
   auto it = std::lower_bound(delayed_fetches_.begin(), delayed_fetches_.end(), id,
                              [](const auto& f, uint64_t want) { return f->id < want; });
   if (it == delayed_fetches_.end() || (*it)->id != id) return;
+  // DelayedFetch reads under the partitions' locks (2.2): it waits for
+  // isr_write_ended.
+  if (fetch_waits_for_lock((*it)->request)) return;
   auto resp = read_for_fetch((*it)->request, timed_out, (*it)->targets);
   if (!resp) return;
   std::unique_ptr<DelayedFetch> op = std::move(*it);
@@ -1216,8 +1359,11 @@ void Broker::expire_fetches() {
     if (op->deadline <= now) due.push_back(op->id);
   }
   for (uint64_t id : due) try_complete_fetch(id, true);
+  // One still due waits for a partition's lock (isr_write_ended answers it).
   sim::Time next = sim::Time::max();
-  for (const auto& op : delayed_fetches_) next = std::min(next, op->deadline);
+  for (const auto& op : delayed_fetches_) {
+    if (op->deadline > now) next = std::min(next, op->deadline);
+  }
   if (next != sim::Time::max()) arm_fetch_timer(next);
 }
 

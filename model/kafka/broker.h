@@ -131,8 +131,38 @@ class Broker final : public sim::Process {
     int32_t correlation_id = 0;
     bool answer = true;
   };
-  // Serves the next pending request of a connection that is not busy.
+  // Serves the next pending request of a connection that is not busy (or
+  // parks it, below).
   void dispatch(sim::SocketId socket);
+  // The 2.2 profile's partition lock (ReplicationRules::
+  // isr_write_holds_partition_lock): while a partition's ISR write is on
+  // its way to ZooKeeper, a request that needs the partition's lock —
+  // produce, fetch and ListOffsets on it, LeaderAndIsr and StopReplica
+  // naming it, and every LeaderAndIsr / StopReplica behind one that waits
+  // (ReplicaManager's replicaStateChangeLock) — is parked: its connection
+  // stays muted and it holds one of num.io.threads request handler threads.
+  // With every handler thread parked the broker serves nothing more until
+  // one is freed. Parked requests are served in order when the write ends.
+  bool partition_locked(const TopicPartition& tp) const;
+  bool waits_for_lock(const Request& request) const;
+  bool fetch_waits_for_lock(const FetchRequest& r) const;
+  // No lock held and nothing parked: no request waits (the common case,
+  // checked first).
+  bool nothing_locked() const { return isr_writes_in_flight_ == 0 && parked_.empty(); }
+  size_t isr_writes_in_flight_ = 0;
+  bool handlers_exhausted() const {
+    return parked_.size() >= static_cast<size_t>(config_.num_io_threads);
+  }
+  void park(sim::SocketId socket, ServerConnection& c, RequestFrame frame);
+  // An ISR write of `tp` ended: parked requests that can go on are served,
+  // waiting fetches retried, and the ISR-expiration pass goes on.
+  void isr_write_ended(const TopicPartition& tp);
+  struct Parked {
+    sim::SocketId socket;
+    RequestFrame frame;
+  };
+  std::vector<Parked> parked_;
+  std::vector<sim::SocketId> waiting_for_handler_;  // connections with a request and no free handler
   // Serves `frame` on connection `c` (not busy): it is handled in place, so
   // a request that finds its connection idle is never queued.
   void serve(sim::SocketId socket, ServerConnection& c, RequestFrame& frame);
@@ -174,6 +204,15 @@ class Broker final : public sim::Process {
   // Partition.maybeExpandIsr for the follower whose fetch just arrived.
   void maybe_expand_isr(Partition& p, BrokerId fetcher);
   void shrink_isrs();
+  // Starts the shrink of `p`'s ISR if followers lag; true if a write went out.
+  bool maybe_shrink_isr(Partition& p, int64_t now_ms);
+  // The 2.2 profile's ISR-expiration pass: one scheduler thread goes through
+  // the partitions in turn, each write synchronous (ReplicaManager.
+  // maybeShrinkIsr), so a write that waits for ZooKeeper holds up the rest
+  // of the pass, and the next pass waits for this one (scheduleAtFixedRate).
+  void continue_shrink_pass();
+  std::deque<TopicPartition> shrink_pass_;
+  bool shrink_pass_active_ = false;
   void write_isr(Partition& p, std::vector<BrokerId> isr, const char* why);
   // One ISR change on its way to ZooKeeper (write_isr).
   struct IsrWrite {
@@ -187,6 +226,7 @@ class Broker final : public sim::Process {
   void create_isr_change_notification(const std::string& data);
   void check_isr_write(std::shared_ptr<const IsrWrite> w);
   void finish_isr_write(const IsrWrite& w, zk::Error e, int32_t version);
+  void apply_isr_write(const IsrWrite& w, zk::Error e, int32_t version);
   void propagate_isr_changes();
   void checkpoint_high_watermarks();
   void retention_check();

@@ -191,7 +191,6 @@ constexpr KeyRule kBrokerRules[] = {
     {.key = "metrics.num.samples", .kind = Kind::integer, .min = 1},
     {.key = "metrics.recording.level", .kind = Kind::choice, .choices = "INFO|DEBUG|TRACE"},
     {.key = "metrics.sample.window.ms", .kind = Kind::integer, .min = 1, .max = kMaxInt64},
-    {.key = "num.io.threads", .kind = Kind::integer, .min = 1},
     {.key = "num.network.threads", .kind = Kind::integer, .min = 1},
     {.key = "num.recovery.threads.per.data.dir", .kind = Kind::integer, .min = 1},
     {.key = "num.replica.alter.log.dirs.threads", .kind = Kind::integer, .min = 1},
@@ -203,7 +202,6 @@ constexpr KeyRule kBrokerRules[] = {
      .min = 1,
      .max = kMaxInt64},
     {.key = "offsets.topic.compression.codec", .kind = Kind::integer, .max = 4},
-    {.key = "offsets.topic.segment.bytes", .kind = Kind::integer, .min = 1},
     {.key = "producer.purgatory.purge.interval.requests", .kind = Kind::integer},
     {.key = "queued.max.request.bytes", .kind = Kind::integer, .min = -1, .max = kMaxInt64},
     {.key = "queued.max.requests", .kind = Kind::integer, .min = 1},
@@ -366,6 +364,7 @@ const std::vector<std::string>& broker_keys_with_effect() {
       "log.roll.ms",
       "log.segment.bytes",
       "min.insync.replicas",
+      "num.io.threads",
       "num.partitions",
       "offsets.commit.required.acks",
       "offsets.commit.timeout.ms",
@@ -778,9 +777,11 @@ BrokerConfig default_broker_config(VersionProfile version) {
     c.group_max_session_timeout_ms = 300000;
   }
   const bool v3 = version == VersionProfile::v3_9;
+  const bool v22 = version == VersionProfile::v2_2;
   c.replication_rules = {.min_isr_holds_high_watermark = v3,
                          .new_epoch_forgets_out_of_sync_fetch = v3,
-                         .no_op_truncation_trims_epochs = version != VersionProfile::v2_2};
+                         .no_op_truncation_trims_epochs = !v22,
+                         .isr_write_holds_partition_lock = v22};
   return c;
 }
 
@@ -862,6 +863,7 @@ BrokerConfig parse_broker_config(const Properties& props, VersionProfile version
   c.default_replication_factor =
       int32("default.replication.factor", c.default_replication_factor, 1, kMaxInt32, "replicas");
   c.num_partitions = int32("num.partitions", c.num_partitions, 1, kMaxInt32, "partitions");
+  c.num_io_threads = int32("num.io.threads", c.num_io_threads, 1, kMaxInt32, "threads");
 
   c.replica_lag_time_max_ms = int64("replica.lag.time.max.ms", c.replica_lag_time_max_ms, 1,
                                     "milliseconds");

@@ -77,6 +77,15 @@ struct ReplicationRules {
   // lost leadership leaves such an entry. In 2.2 it stays, and a follower
   // asking OffsetsForLeaderEpoch with it asks the same again forever.
   bool no_op_truncation_trims_epochs = false;
+  // Kafka 2.2 writes an ISR change to ZooKeeper while it holds the
+  // partition's lock (Partition.maybeShrinkIsr / maybeExpandIsr call
+  // updateIsr inside inWriteLock), and a write whose connection is lost
+  // waits for it to come back (retryRequestUntilConnected →
+  // waitUntilConnected, no timeout). Meanwhile a request that needs the
+  // lock waits on its request handler thread, and the ISR-expiration pass
+  // waits on the write. From 2.7 the change goes to the controller
+  // (AlterIsr, KIP-497) and nothing waits.
+  bool isr_write_holds_partition_lock = false;
 };
 
 struct BrokerConfig {
@@ -91,6 +100,7 @@ struct BrokerConfig {
   int32_t zookeeper_connection_timeout_ms = -1;   // -1: the session timeout
   int32_t default_replication_factor = 1;
   int32_t num_partitions = 1;
+  int32_t num_io_threads = 8;                // num.io.threads: request handler threads
   int64_t replica_lag_time_max_ms = 30000;  // 10000 before 2.5
   int32_t replica_fetch_wait_max_ms = 500;
   int32_t replica_fetch_min_bytes = 1;

@@ -333,6 +333,124 @@ TEST(KafkaBroker, AnIsrChangeNotificationLostOnItsWayIsSentAgain) {
       << "the controller never heard of the leader's ISR change";
 }
 
+// Cuts broker `b` off from the (only) ZooKeeper server and from every other
+// broker, not from the clients.
+void cut_from_zookeeper_and_brokers(Cluster& c, BrokerId b) {
+  std::vector<sim::HostId> hosts = {c.world().host_of(c.zk_process(1))};
+  for (BrokerId other : c.broker_ids_except(b)) hosts.push_back(c.broker_host(other));
+  for (sim::HostId h : hosts) {
+    c.world().network().block(c.broker_host(b), h);
+    c.world().network().block(h, c.broker_host(b));
+  }
+}
+
+// Sends one acks=1 record (value `value`) to `tp` straight to broker `to`, on
+// connection `connection`; the partition's error lands in `*out`.
+void produce_to(Cluster& c, BrokerId to, const TopicPartition& tp, uint64_t value, int connection,
+                std::optional<ErrorCode>* out) {
+  ProduceBatch b;
+  b.tp = tp;
+  Record r;
+  r.value = value;
+  r.size = 70;
+  b.records.push_back(r);
+  c.send(to, ProduceRequest{1, 30000, {b}},
+         [out](SendError e, const Response* resp) {
+           if (e == SendError::none && resp != nullptr) *out = std::get<ProduceResponse>(*resp).partitions.at(0).error;
+         },
+         true, connection);
+}
+
+// Kafka 2.2 writes an ISR change to ZooKeeper holding the partition's lock
+// and waits for a lost ZooKeeper connection to come back: a leader cut off
+// from ZooKeeper and its followers (not from its clients) shrinks its ISR
+// after replica.lag.time.max.ms, and from then on every produce to the
+// partition waits on a request handler thread; with all eight of them
+// waiting, even a Metadata request goes unanswered. Back in touch, the
+// leader learns that its session expired, the write fails and the waiting
+// requests go on. In 2.8 (AlterIsr) nothing waits.
+TEST(KafkaBroker, In22AnIsrWriteWaitingForZooKeeperHoldsUpThePartitionsRequests) {
+  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8}) {
+    SCOPED_TRACE(to_string(v));
+    const bool locks = v == VersionProfile::v2_2;
+    Cluster c({.brokers = 3, .version = v});
+    c.world().trace().keep_lines(true);
+    c.start();
+    ASSERT_TRUE(c.await_ready());
+    const BrokerId ctl = *c.controller();
+    const std::vector<BrokerId> others = c.broker_ids_except(ctl);
+    const BrokerId leader = others[0];
+    const TopicPartition tp{"t", 0};
+    ASSERT_EQ(c.create_topic("t", 1, 3, {}, {{0, {leader, others[1], ctl}}}), ErrorCode::none);
+    ASSERT_EQ(c.produce(tp, {1}, -1)->error, ErrorCode::none);
+    cut_from_zookeeper_and_brokers(c, leader);
+    std::vector<std::optional<ErrorCode>> produced(10);
+    // acks=1 straight to the leader, each on a connection of its own.
+    const auto produce = [&](size_t i) { produce_to(c, leader, tp, 100 + i, static_cast<int>(i) + 1, &produced[i]); };
+    produce(0);  // the followers fall behind: after replica.lag.time.max.ms, a shrink
+    ASSERT_TRUE(c.run_until([&] { return c.broker(leader)->partition(tp)->isr_write_in_flight; },
+                            Duration::seconds(60)));
+    ASSERT_EQ(produced[0], ErrorCode::none);
+    // Nine more, then a Metadata request on a connection of its own.
+    for (size_t i = 1; i < produced.size(); ++i) produce(i);
+    c.run_for(Duration::seconds(1));
+    bool metadata = false;
+    c.send(leader, MetadataRequest{},
+           [&metadata](SendError e, const Response* r) { metadata = e == SendError::none && r != nullptr; }, true, 20);
+    c.run_for(Duration::seconds(5));
+    const size_t answered = static_cast<size_t>(std::count_if(produced.begin(), produced.end(),
+                                                              [](const auto& e) { return e.has_value(); }));
+    if (locks) {
+      EXPECT_EQ(answered, 1u);
+      EXPECT_FALSE(metadata) << "every request handler thread waits for the partition";
+      EXPECT_EQ(count_kind(c, "request_waits_for_partition_lock"), 8u) << "num.io.threads";
+    } else {
+      EXPECT_EQ(answered, produced.size());
+      EXPECT_TRUE(metadata);
+      EXPECT_EQ(count_kind(c, "request_waits_for_partition_lock"), 0u);
+    }
+    c.world().network().heal();
+    ASSERT_TRUE(c.run_until([&] {
+      return metadata && std::all_of(produced.begin(), produced.end(), [](const auto& e) { return e.has_value(); });
+    }, Duration::seconds(60))) << "the requests never went on";
+  }
+}
+
+// 2.2's ISR-expiration pass goes through the partitions on one thread, each
+// write synchronous: the first shrink that waits for ZooKeeper holds up the
+// rest, so the leader's other partition keeps its ISR — and its lock, so it
+// goes on serving — while the first waits.
+TEST(KafkaBroker, In22AStuckIsrWriteHoldsUpTheRestOfTheShrinkPass) {
+  Cluster c({.brokers = 3, .version = VersionProfile::v2_2});
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  const BrokerId ctl = *c.controller();
+  const std::vector<BrokerId> others = c.broker_ids_except(ctl);
+  const BrokerId leader = others[0];
+  ASSERT_EQ(c.create_topic("t", 2, 3, {}, {{0, {leader, others[1], ctl}}, {1, {leader, others[1], ctl}}}),
+            ErrorCode::none);
+  cut_from_zookeeper_and_brokers(c, leader);
+  // One record to each partition, straight to the leader: its followers fall behind on both.
+  std::map<int, std::optional<ErrorCode>> produced;
+  const auto produce = [&](int32_t partition, int connection) {
+    produce_to(c, leader, {"t", partition}, static_cast<uint64_t>(connection), connection, &produced[connection]);
+  };
+  produce(0, 1);
+  produce(1, 2);
+  const Partition* p0 = c.broker(leader)->partition({"t", 0});
+  const Partition* p1 = c.broker(leader)->partition({"t", 1});
+  ASSERT_TRUE(c.run_until([&] { return p0->isr_write_in_flight; }, Duration::seconds(60)));
+  c.run_for(Duration::seconds(30));  // three more passes are due meanwhile
+  EXPECT_TRUE(p0->isr_write_in_flight);
+  EXPECT_FALSE(p1->isr_write_in_flight) << "the pass never got past t-0";
+  EXPECT_EQ(p1->isr().size(), 3u);
+  produce(0, 3);
+  produce(1, 4);
+  c.run_for(Duration::seconds(2));
+  EXPECT_FALSE(produced[3].has_value()) << "t-0 waits for its ISR write";
+  EXPECT_EQ(produced[4], ErrorCode::none) << "t-1 is served";
+}
+
 // KIP-207: a new leader whose high watermark is still below the start of
 // its leader epoch answers a consumer's ListOffsets(latest) with
 // OFFSET_NOT_AVAILABLE, until its high watermark gets there; a follower's

@@ -224,6 +224,15 @@ TEST(KafkaConfigDefaults, Kafka3xReplicationRulesBelongToThe39ProfileOnly) {
   EXPECT_TRUE(default_broker_config(VersionProfile::v3_9).replication_rules.new_epoch_forgets_out_of_sync_fetch);
 }
 
+TEST(KafkaConfigDefaults, The22IsrWriteHoldsThePartitionLockOnlyIn22) {
+  EXPECT_TRUE(default_broker_config(VersionProfile::v2_2).replication_rules.isr_write_holds_partition_lock);
+  EXPECT_FALSE(default_broker_config(VersionProfile::v2_8).replication_rules.isr_write_holds_partition_lock);
+  EXPECT_FALSE(default_broker_config(VersionProfile::v3_9).replication_rules.isr_write_holds_partition_lock);
+  EXPECT_EQ(parse(kMinimal).num_io_threads, 8);
+  EXPECT_EQ(parse(kMinimal + "num.io.threads=3\n").num_io_threads, 3);
+  EXPECT_EQ(error_of(kMinimal + "num.io.threads=0\n").key(), "num.io.threads");
+}
+
 TEST(KafkaConfigDefaults, KAFKA10706TrimsTheEpochCacheFrom28) {
   EXPECT_FALSE(default_broker_config(VersionProfile::v2_2).replication_rules.no_op_truncation_trims_epochs);
   EXPECT_TRUE(default_broker_config(VersionProfile::v2_8).replication_rules.no_op_truncation_trims_epochs);
@@ -979,14 +988,15 @@ TEST(KafkaConfigKeysWithoutEffect, SortedUniqueAndDisjointFromTheModelledKeys) {
   EXPECT_EQ(std::adjacent_find(kBrokerKeysWithoutEffect.begin(), kBrokerKeysWithoutEffect.end()),
             kBrokerKeysWithoutEffect.end());
   for (const char* modelled : {"broker.id", "listeners", "num.partitions", "log.retention.hours",
-                               "group.initial.rebalance.delay.ms", "zookeeper.connect"}) {
+                               "group.initial.rebalance.delay.ms", "zookeeper.connect",
+                               "num.io.threads", "offsets.topic.segment.bytes"}) {
     EXPECT_EQ(std::count(kBrokerKeysWithoutEffect.begin(), kBrokerKeysWithoutEffect.end(),
                          std::string(modelled)),
               0)
         << modelled;
   }
   for (const char* expected :
-       {"num.network.threads", "num.io.threads", "socket.send.buffer.bytes",
+       {"num.network.threads", "socket.send.buffer.bytes",
         "socket.receive.buffer.bytes", "socket.request.max.bytes",
         "num.recovery.threads.per.data.dir", "num.replica.fetchers", "background.threads",
         "compression.type", "message.max.bytes", "log.cleaner.enable", "log.cleanup.policy",
