@@ -239,7 +239,7 @@ void GroupConsumer::find_coordinator() {
   if (!broker || !address) {
     // No broker known yet: the metadata's first answer will name some.
     metadata.refresh();
-    step_later(config_.retry_backoff_ms);
+    step_later(backoff_ms());
     return;
   }
   finding_ = true;
@@ -252,14 +252,14 @@ void GroupConsumer::find_coordinator() {
               listener_.on_client_event(kafka::to_string(e), b);
               consumer_->metadata().note_failure(b);
               consumer_->metadata().skip_broker();
-              step_later(config_.retry_backoff_ms);
+              step_later(backoff_ms());
               return;
             }
             if (resp->error != ErrorCode::none) {
               // COORDINATOR_NOT_AVAILABLE: the offsets topic has no leader
               // for the group's partition yet (or is being created).
               trace("find_coordinator_failed", kafka::to_string(resp->error));
-              step_later(config_.retry_backoff_ms);
+              step_later(backoff_ms());
               return;
             }
             coordinator_ = Coordinator{resp->node, kafka::NodeAddress{resp->host, resp->port}};
@@ -294,8 +294,8 @@ void GroupConsumer::coordinator_lost(const std::string& why, SendError cause) {
   // the offsets partition: back off exponentially (the clients' reconnect
   // backoff), up to a second.
   const int64_t backoff = std::min<int64_t>(
-      std::max(config_.retry_backoff_ms, 1000),
-      static_cast<int64_t>(config_.retry_backoff_ms) << std::min(coordinator_failures_, 10));
+      std::max(backoff_ms(), 1000),
+      static_cast<int64_t>(backoff_ms()) << std::min(coordinator_failures_, 10));
   ++coordinator_failures_;
   step_later(static_cast<int32_t>(backoff));
 }
@@ -345,7 +345,7 @@ void GroupConsumer::on_join(const kafka::JoinGroupResponse& r) {
       // JoinGroupResponseHandler retries it without looking the coordinator
       // up again).
       state_ = State::unjoined;
-      step_later(config_.retry_backoff_ms);
+      step_later(backoff_ms());
       return;
     case ErrorCode::inconsistent_group_protocol:
     case ErrorCode::invalid_session_timeout:
@@ -362,7 +362,7 @@ void GroupConsumer::on_join(const kafka::JoinGroupResponse& r) {
       if (is_coordinator_error(r.error)) {
         coordinator_lost(kafka::to_string(r.error));
       } else {
-        step_later(config_.retry_backoff_ms);
+        step_later(backoff_ms());
       }
       return;
   }
@@ -404,10 +404,10 @@ void GroupConsumer::lead(kafka::JoinGroupResponse r, int32_t attempt) {
       missing = true;
     }
   }
-  if (missing && static_cast<int64_t>(attempt) * config_.retry_backoff_ms < config_.request_timeout_ms) {
+  if (missing && static_cast<int64_t>(attempt) * backoff_ms() < config_.request_timeout_ms) {
     metadata.refresh();
     const uint64_t epoch = epoch_;
-    after(config_.retry_backoff_ms, [this, r = std::move(r), attempt, epoch]() mutable {
+    after(backoff_ms(), [this, r = std::move(r), attempt, epoch]() mutable {
       if (epoch == epoch_) lead(std::move(r), attempt + 1);
     });
     return;
@@ -465,7 +465,7 @@ void GroupConsumer::on_sync(const kafka::SyncGroupResponse& r) {
         if (is_coordinator_error(r.error)) {
           coordinator_lost(kafka::to_string(r.error));
         } else {
-          step_later(config_.retry_backoff_ms);
+          step_later(backoff_ms());
         }
         return;
     }
@@ -519,7 +519,7 @@ void GroupConsumer::fetch_offsets() {
             // COORDINATOR_LOAD_IN_PROGRESS (the new coordinator is reading
             // the offsets topic) and the like: ask again.
             trace("offset_fetch_retry", kafka::to_string(error));
-            step_later(config_.retry_backoff_ms);
+            step_later(backoff_ms());
           }
           return;
         }
@@ -777,7 +777,7 @@ void GroupConsumer::commit(std::function<void(bool)> done) {
 void GroupConsumer::commit_sync(std::map<TopicPartition, int64_t> offsets, sim::Time deadline,
                                 std::function<void(bool)> done) {
   auto again = [this, deadline](std::map<TopicPartition, int64_t> offsets, std::function<void(bool)> done) {
-    after(config_.retry_backoff_ms, [this, deadline, offsets = std::move(offsets), done = std::move(done)]() mutable {
+    after(backoff_ms(), [this, deadline, offsets = std::move(offsets), done = std::move(done)]() mutable {
       commit_sync(std::move(offsets), deadline, std::move(done));
     });
   };

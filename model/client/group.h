@@ -59,6 +59,7 @@
 // fetch connections and of the coordinator connection reach on_client_event.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -188,6 +189,10 @@ class GroupConsumer final : private ConsumerListener {
   void commit_sync(std::map<kafka::TopicPartition, int64_t> offsets, sim::Time deadline,
                    std::function<void(bool)> done);
   std::map<kafka::TopicPartition, int64_t> commit_candidates() const;
+  // retry.backoff.ms, at least 1 ms: several waits here poll for an answer
+  // that comes later in virtual time, and fetch.error.backoff.ms (which sets
+  // the same field) may be 0.
+  int32_t backoff_ms() const { return std::max(config_.retry_backoff_ms, 1); }
   void end_join(check::OpType type, const std::string& error);
   void leave(const std::string& why, std::function<void()> done);
 

@@ -624,14 +624,24 @@ bool Broker::waits_for_lock(const Request& request) const {
         } else if constexpr (std::is_same_v<T, ListOffsetsRequest>) {
           return std::any_of(r.partitions.begin(), r.partitions.end(),
                              [this](const ListOffsetsPartition& q) { return partition_locked(q.tp); });
+        } else if constexpr (std::is_same_v<T, OffsetsForLeaderEpochRequest>) {
+          // Partition.lastOffsetForLeaderEpoch reads under the lock.
+          return std::any_of(r.partitions.begin(), r.partitions.end(),
+                             [this](const EpochQuery& q) { return partition_locked(q.tp); });
+        } else if constexpr (std::is_same_v<T, OffsetCommitRequest> || std::is_same_v<T, SyncGroupRequest>) {
+          // Their records are appended to the group's __consumer_offsets
+          // partition (appendRecordsToLeader, under its lock).
+          return group_coordinator_ != nullptr &&
+                 partition_locked({kOffsetsTopic, group_coordinator_->partition_for(r.group_id)});
         } else if constexpr (std::is_same_v<T, LeaderAndIsrRequest>) {
           return state_change_waits() ||
                  std::any_of(r.partitions.begin(), r.partitions.end(),
                              [this](const PartitionState& s) { return partition_locked(s.tp); });
         } else if constexpr (std::is_same_v<T, StopReplicaRequest>) {
+          // Only a deletion takes the partition's lock (Partition.delete).
           return state_change_waits() ||
-                 std::any_of(r.partitions.begin(), r.partitions.end(),
-                             [this](const TopicPartition& tp) { return partition_locked(tp); });
+                 (r.delete_partitions && std::any_of(r.partitions.begin(), r.partitions.end(),
+                                                     [this](const TopicPartition& tp) { return partition_locked(tp); }));
         } else {
           return false;
         }
@@ -649,15 +659,18 @@ void Broker::park(sim::SocketId socket, ServerConnection& c, RequestFrame frame)
 void Broker::isr_write_ended(const TopicPartition& tp) {
   if (!config_.replication_rules.isr_write_holds_partition_lock) return;
   // In the order they came: a request that still waits keeps its place.
-  std::vector<Parked> parked = std::move(parked_);
-  parked_.clear();
-  for (Parked& p : parked) {
-    ServerConnection* c = connections_.find(p.socket);
-    if (c == nullptr) continue;  // the client went away; its thread is free now
-    if (waits_for_lock(p.frame.body)) {
-      parked_.push_back(std::move(p));
+  // Each leaves parked_ before it is served, so that what its answer sets
+  // off (the next request of its connection) sees the handlers as they are.
+  size_t i = 0;
+  while (i < parked_.size()) {
+    ServerConnection* c = connections_.find(parked_[i].socket);
+    if (c != nullptr && waits_for_lock(parked_[i].frame.body)) {
+      ++i;
       continue;
     }
+    Parked p = std::move(parked_[i]);
+    parked_.erase(parked_.begin() + static_cast<std::ptrdiff_t>(i));
+    if (c == nullptr) continue;  // the client went away; its thread is free now
     c->busy = false;
     serve(p.socket, *c, p.frame);
   }
@@ -1053,6 +1066,7 @@ void Broker::shrink_isrs() {
   if (config_.replication_rules.isr_write_holds_partition_lock) {
     if (shrink_pass_active_) return;  // the last pass still waits on a write
     shrink_pass_.clear();
+    shrink_front_started_ = false;
     for (const auto& [tp, p] : partitions_) shrink_pass_.push_back(tp);
     shrink_pass_active_ = true;
     continue_shrink_pass();
@@ -1079,11 +1093,17 @@ bool Broker::maybe_shrink_isr(Partition& p, int64_t now_ms) {
 void Broker::continue_shrink_pass() {
   while (!shrink_pass_.empty()) {
     Partition* p = find_partition(shrink_pass_.front());
-    // A partition whose expand is on its way holds its lock: the pass waits
-    // for it (inWriteLock), then looks at it.
+    // The front partition's own shrink, or an expand on its way, holds its
+    // lock: the pass waits for it (inWriteLock); after an expand it looks
+    // at the partition, after its own shrink it moves on.
     if (p != nullptr && p->isr_write_in_flight) return;
+    const bool shrunk = shrink_front_started_;
+    shrink_front_started_ = false;
+    if (!shrunk && p != nullptr && maybe_shrink_isr(*p, ctx().now().us() / 1000)) {
+      shrink_front_started_ = true;
+      return;
+    }
     shrink_pass_.pop_front();
-    if (p != nullptr && maybe_shrink_isr(*p, ctx().now().us() / 1000)) return;
   }
   shrink_pass_active_ = false;
 }

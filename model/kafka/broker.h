@@ -137,7 +137,8 @@ class Broker final : public sim::Process {
   // The 2.2 profile's partition lock (ReplicationRules::
   // isr_write_holds_partition_lock): while a partition's ISR write is on
   // its way to ZooKeeper, a request that needs the partition's lock —
-  // produce, fetch and ListOffsets on it, LeaderAndIsr and StopReplica
+  // produce, fetch, ListOffsets and OffsetsForLeaderEpoch on it, OffsetCommit
+  // and SyncGroup appending to it, LeaderAndIsr and a deleting StopReplica
   // naming it, and every LeaderAndIsr / StopReplica behind one that waits
   // (ReplicaManager's replicaStateChangeLock) — is parked: its connection
   // stays muted and it holds one of num.io.threads request handler threads.
@@ -213,6 +214,7 @@ class Broker final : public sim::Process {
   void continue_shrink_pass();
   std::deque<TopicPartition> shrink_pass_;
   bool shrink_pass_active_ = false;
+  bool shrink_front_started_ = false;  // the front partition's shrink went out
   void write_isr(Partition& p, std::vector<BrokerId> isr, const char* why);
   // One ISR change on its way to ZooKeeper (write_isr).
   struct IsrWrite {

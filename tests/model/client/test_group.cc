@@ -519,6 +519,19 @@ TEST(GroupConsumerClose, CloseCommitsAndLeaves) {
   EXPECT_EQ(r.groups[0].assignment.count("consumer-1"), 0u);
 }
 
+// Kills the broker coordinating `member`'s group, then closes the member and
+// runs until the close is over; returns the dead coordinator.
+std::optional<kafka::BrokerId> close_after_killing_the_coordinator(GroupLab& lab, sim::ProcessId member) {
+  const auto old = lab.group(member)->coordinator();
+  EXPECT_TRUE(old.has_value());
+  if (!old) return old;
+  lab.cluster.kill_broker(*old);
+  bool closed = false;
+  lab.group(member)->close([&] { closed = true; });
+  EXPECT_TRUE(lab.cluster.run_until([&] { return closed; }, Duration::seconds(40))) << "close never ended";
+  return old;
+}
+
 // close() while the coordinator is dead: the final commit is not dropped but
 // tried again at the next coordinator (Java's commitOffsetsSync within the
 // close timeout; librdkafka defers it until the coordinator is back), so the
@@ -532,15 +545,24 @@ TEST(GroupConsumerClose, CloseCommitsAtTheNextCoordinatorWhenItsOwnIsGone) {
   lab.produce(0, 0, 30);
   lab.produce(1, 100, 130);
   ASSERT_TRUE(lab.cluster.run_until([&] { return lab.seen.size() == 60; }, Duration::seconds(10)));
-  const auto old = lab.group(c1)->coordinator();
-  ASSERT_TRUE(old.has_value());
-  lab.cluster.kill_broker(*old);
-  bool closed = false;
-  lab.group(c1)->close([&] { closed = true; });
-  ASSERT_TRUE(lab.cluster.run_until([&] { return closed; }, Duration::seconds(40)));
+  const auto old = close_after_killing_the_coordinator(lab, c1);
   EXPECT_NE(lab.group(c1)->coordinator(), old);
   EXPECT_EQ(lab.committed({"t", 0}), 30);
   EXPECT_EQ(lab.committed({"t", 1}), 30);
+}
+
+// fetch.error.backoff.ms=0 (librdkafka accepts it) sets the backoff the
+// group's waits share: those that poll for an answer still wait a
+// millisecond, so the group forms and a close during a coordinator failover
+// ends, instead of spinning at one instant.
+TEST(GroupConsumerClose, AZeroBackoffNeitherSpinsNorStallsTheGroup) {
+  GroupLab lab(7);
+  client::ConsumerConfig c = GroupLab::config();
+  c.retry_backoff_ms = 0;
+  const sim::ProcessId c1 = lab.add("consumer-1", c);
+  lab.add("consumer-2", c);
+  ASSERT_TRUE(lab.cluster.run_until([&] { return lab.settled(2); }, Duration::seconds(60)));
+  close_after_killing_the_coordinator(lab, c1);
 }
 
 // The leader assigns with the strategy the coordinator chose: on three
