@@ -535,7 +535,7 @@ void Broker::on_message(sim::SocketId s, sim::Payload& p) {
     if (ServerConnection* found = connections_.find(s)) {
       ServerConnection& c = *found;
       if (!c.busy && c.pending.empty() &&
-          (nothing_locked() || (!handlers_exhausted() && !waits_for_lock(frame->body)))) {
+          (nothing_locked() || (!handlers_exhausted() && !waits_for_lock(frame->body, parked_.size())))) {
         serve(s, c, *frame);
         return;
       }
@@ -579,7 +579,7 @@ void Broker::dispatch(sim::SocketId socket) {
   }
   RequestFrame frame = std::move(c.pending.front());
   c.pending.pop_front();
-  if (waits_for_lock(frame.body)) {
+  if (waits_for_lock(frame.body, parked_.size())) {
     park(socket, c, std::move(frame));
     return;
   }
@@ -600,14 +600,14 @@ bool Broker::fetch_waits_for_lock(const FetchRequest& r) const {
                      [this](const FetchPartition& f) { return partition_locked(f.tp); });
 }
 
-bool Broker::waits_for_lock(const Request& request) const {
+bool Broker::waits_for_lock(const Request& request, size_t ahead) const {
   if (!config_.replication_rules.isr_write_holds_partition_lock || nothing_locked()) return false;
   // A LeaderAndIsr or StopReplica waiting holds replicaStateChangeLock: the
   // next one waits behind it whatever it names.
-  const auto state_change_waits = [this] {
-    for (const Parked& p : parked_) {
-      if (std::holds_alternative<LeaderAndIsrRequest>(p.frame.body) ||
-          std::holds_alternative<StopReplicaRequest>(p.frame.body)) {
+  const auto state_change_waits = [this, ahead] {
+    for (size_t i = 0; i < ahead && i < parked_.size(); ++i) {
+      const Request& body = parked_[i].frame.body;
+      if (std::holds_alternative<LeaderAndIsrRequest>(body) || std::holds_alternative<StopReplicaRequest>(body)) {
         return true;
       }
     }
@@ -664,7 +664,7 @@ void Broker::isr_write_ended(const TopicPartition& tp) {
   size_t i = 0;
   while (i < parked_.size()) {
     ServerConnection* c = connections_.find(parked_[i].socket);
-    if (c != nullptr && waits_for_lock(parked_[i].frame.body)) {
+    if (c != nullptr && waits_for_lock(parked_[i].frame.body, i)) {
       ++i;
       continue;
     }

@@ -145,7 +145,10 @@ class Broker final : public sim::Process {
   // With every handler thread parked the broker serves nothing more until
   // one is freed. Parked requests are served in order when the write ends.
   bool partition_locked(const TopicPartition& tp) const;
-  bool waits_for_lock(const Request& request) const;
+  // Whether `request` must wait: a partition it needs is locked, or (a
+  // LeaderAndIsr, a StopReplica) one of the first `ahead` parked requests
+  // is a LeaderAndIsr or StopReplica (for a request not parked yet, all).
+  bool waits_for_lock(const Request& request, size_t ahead) const;
   bool fetch_waits_for_lock(const FetchRequest& r) const;
   // No lock held and nothing parked: no request waits (the common case,
   // checked first).

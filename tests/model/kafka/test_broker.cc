@@ -413,6 +413,11 @@ TEST(KafkaBroker, In22AnIsrWriteWaitingForZooKeeperHoldsUpThePartitionsRequests)
     ASSERT_TRUE(c.run_until([&] {
       return metadata && std::all_of(produced.begin(), produced.end(), [](const auto& e) { return e.has_value(); });
     }, Duration::seconds(60))) << "the requests never went on";
+    // The controller's LeaderAndIsr, which waited too, makes it a follower.
+    ASSERT_TRUE(c.run_until([&] {
+      const Broker* b = c.broker(leader);
+      return b != nullptr && b->partition(tp) != nullptr && !b->partition(tp)->is_leader();
+    }, Duration::seconds(60))) << "the old leader never heard it lost the partition";
   }
 }
 
@@ -422,6 +427,7 @@ TEST(KafkaBroker, In22AnIsrWriteWaitingForZooKeeperHoldsUpThePartitionsRequests)
 // goes on serving — while the first waits.
 TEST(KafkaBroker, In22AStuckIsrWriteHoldsUpTheRestOfTheShrinkPass) {
   Cluster c({.brokers = 3, .version = VersionProfile::v2_2});
+  c.world().trace().keep_lines(true);
   c.start();
   ASSERT_TRUE(c.await_ready());
   const BrokerId ctl = *c.controller();
@@ -449,6 +455,35 @@ TEST(KafkaBroker, In22AStuckIsrWriteHoldsUpTheRestOfTheShrinkPass) {
   c.run_for(Duration::seconds(2));
   EXPECT_FALSE(produced[3].has_value()) << "t-0 waits for its ISR write";
   EXPECT_EQ(produced[4], ErrorCode::none) << "t-1 is served";
+  // A LeaderAndIsr naming t-0 waits for its lock, and one naming only t-1
+  // waits behind it (replicaStateChangeLock); both go on once the write
+  // ends. (Their contents are the states ZooKeeper holds: answered,
+  // whatever the broker makes of them.)
+  std::vector<int> answered;
+  for (int32_t partition : {0, 1}) {
+    const TopicPartition tp{"t", partition};
+    const auto s = c.state(tp);
+    ASSERT_TRUE(s.has_value());
+    PartitionState ps{tp, s->controller_epoch, s->leader, s->leader_epoch, s->isr, 0, {leader, others[1], ctl}};
+    c.send(leader, LeaderAndIsrRequest{ctl, *c.controller_epoch(), {ps}, {}},
+           [&answered, partition](SendError e, const Response* r) {
+             if (e == SendError::none && r != nullptr) answered.push_back(partition);
+           },
+           true, 10 + partition);
+    c.run_for(Duration::millis(100));
+  }
+  c.run_for(Duration::seconds(2));
+  EXPECT_TRUE(answered.empty());
+  size_t parked = 0;
+  for (const std::string& line : c.world().trace().lines()) {
+    parked += line.find("\"request_waits_for_partition_lock\",\"api\":\"LeaderAndIsr\"") != std::string::npos;
+  }
+  EXPECT_EQ(parked, 2u) << "the second waits behind the first";
+  c.world().network().heal();
+  ASSERT_TRUE(c.run_until([&] { return answered.size() == 2; }, Duration::seconds(60)))
+      << "a LeaderAndIsr that waited was never served";
+  std::sort(answered.begin(), answered.end());
+  EXPECT_EQ(answered, (std::vector<int>{0, 1}));
 }
 
 // KIP-207: a new leader whose high watermark is still below the start of
