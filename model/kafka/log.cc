@@ -81,8 +81,10 @@ void add_to_segment(SegmentInfo& info, const Record& r) {
 // significant group first, the high bit set on every byte but the last; signed
 // numbers zig-zag encoded first so that -1 takes one byte. In order: offset
 // (unsigned), leader epoch, timestamp, producer id, producer epoch, sequence
-// (zig-zag), value id, size, the key's length (unsigned), then the key's
-// bytes, which end the record. (A negative offset or size, which no log
+// (zig-zag), value id, size, attributes (bit 0: the record ends its batch,
+// which in Kafka's format is where the batch's CRC closes; no other bit is
+// ever set), the key's length (unsigned), then the key's bytes, which end
+// the record. (A negative offset or size, which no log
 // holds, encodes as its two's complement and is rejected on decode.) Every
 // field is always there, so any strict prefix of a record (a torn write) is
 // rejected: it ends inside a varint, lacks a field, or holds fewer key bytes
@@ -94,7 +96,7 @@ void add_to_segment(SegmentInfo& info, const Record& r) {
 namespace {
 
 constexpr size_t kMaxVarintBytes = 10;  // 64 bits, 7 a byte
-constexpr size_t kRecordNumbers = 9;    // the eight fields and the key's length
+constexpr size_t kRecordNumbers = 10;   // the nine fields and the key's length
 
 uint64_t zigzag(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
@@ -180,6 +182,7 @@ void encode_record_into(const Record& r, std::string& out) {
   p = put_varint(p, zigzag(r.sequence));
   p = put_varint(p, r.value);
   p = put_varint(p, static_cast<uint32_t>(r.size));
+  p = put_varint(p, r.batch_end ? 1 : 0);
   p = put_varint(p, r.key.size());
   out.append(head, static_cast<size_t>(p - head));
   out.append(r.key);
@@ -203,14 +206,16 @@ bool decode_record_into(std::string_view s, Record& r) {
   int64_t producer_epoch = 0;
   int64_t sequence = 0;
   uint64_t size = 0;
+  uint64_t attributes = 0;
   uint64_t key_size = 0;
   if (!get_varint(p, end, offset) || !get_signed(p, end, epoch) ||
       !get_signed(p, end, r.timestamp_ms) || !get_signed(p, end, r.producer_id) ||
       !get_signed(p, end, producer_epoch) || !get_signed(p, end, sequence) ||
       !get_varint(p, end, r.value) || !get_varint(p, end, size) ||
-      !get_varint(p, end, key_size)) {
+      !get_varint(p, end, attributes) || !get_varint(p, end, key_size)) {
     return false;
   }
+  if (attributes > 1) return false;
   if (key_size != static_cast<uint64_t>(end - p)) return false;
   if (offset > INT64_MAX || epoch < kNoLeaderEpoch.value) return false;
   if (producer_epoch < INT16_MIN || producer_epoch > INT16_MAX) return false;
@@ -221,6 +226,7 @@ bool decode_record_into(std::string_view s, Record& r) {
   r.producer_epoch = static_cast<int16_t>(producer_epoch);
   r.sequence = static_cast<int32_t>(sequence);
   r.size = static_cast<int32_t>(size);
+  r.batch_end = attributes == 1;
   r.key.assign(reinterpret_cast<const char*>(p), key_size);
   return true;
 }
@@ -329,7 +335,8 @@ PartitionLog::LoadResult PartitionLog::load() {
     }
     if (segments_.empty()) log_start_ = base;
     SegmentInfo info{base};
-    size_t good = 0;
+    size_t good = 0;   // records read back intact and in sequence
+    size_t whole = 0;  // of them, those of complete batches
     for (const sim::Record& disk_record : file.records()) {
       // Decoded in place, at the end of records_, and taken back if bad.
       Record& r = records_.emplace_back();
@@ -339,13 +346,25 @@ PartitionLog::LoadResult PartitionLog::load() {
         damaged = true;
         break;
       }
-      add_to_segment(info, r);
-      bytes_through_.push_back((bytes_through_.empty() ? 0 : bytes_through_.back()) + r.size);
       ++good;
+      if (!r.batch_end) continue;
+      // The batch is complete: its records count.
+      for (size_t i = records_.size() - (good - whole); i < records_.size(); ++i) {
+        add_to_segment(info, records_[i]);
+        bytes_through_.push_back((bytes_through_.empty() ? 0 : bytes_through_.back()) +
+                                 records_[i].size);
+      }
+      whole = good;
     }
-    if (good < file.size()) {
-      result.truncated_records += static_cast<int64_t>(file.size() - good);
-      file.truncate(good, now);
+    if (whole < good) {
+      // A batch only partly on disk fails its CRC check and is cut away with
+      // everything after it.
+      for (size_t i = whole; i < good; ++i) records_.pop_back();
+      damaged = true;
+    }
+    if (whole < file.size()) {
+      result.truncated_records += static_cast<int64_t>(file.size() - whole);
+      file.truncate(whole, now);
     }
     segments_.push_back(info);
   }
@@ -430,6 +449,19 @@ std::pair<size_t, size_t> PartitionLog::read_range(Offset from, Offset upto, int
                                 base);
     }
   }
+  if (end < last && !records_[end - 1].batch_end) {
+    // The limit falls inside a batch. Kafka slices the segment's bytes and
+    // the reader drops the incomplete batch the slice ends with
+    // (LogSegment.read, then the batch iterator); the first batch is read
+    // whole however large (minOneMessage).
+    size_t cut = end - 1;
+    while (cut > first && !records_[cut - 1].batch_end) --cut;
+    if (cut > first) {
+      end = cut;
+    } else {
+      while (end < last && !records_[end - 1].batch_end) ++end;
+    }
+  }
   return {first, end};
 }
 
@@ -482,6 +514,7 @@ Offset PartitionLog::append_as_leader(std::vector<Record> records, LeaderEpoch e
     r.offset = first + static_cast<int64_t>(i);
     r.leader_epoch = epoch;
     r.timestamp_ms = now_ms;
+    r.batch_end = i + 1 == records.size();
     batch_bytes += r.size;
   }
   maybe_roll(batch_bytes, now_ms);
@@ -496,6 +529,8 @@ Offset PartitionLog::append_as_leader(std::vector<Record> records, LeaderEpoch e
 
 void PartitionLog::append_as_follower(const std::vector<Record>& records, int64_t now_ms) {
   if (records.empty()) return;
+  SIM_ASSERT(records.back().batch_end, "{}: fetched records at {} end inside a batch", dir_,
+             records.front().offset.value);
   int64_t batch_bytes = 0;
   int64_t batch_max_timestamp_ms = -1;
   for (size_t i = 0; i < records.size(); ++i) {
@@ -590,6 +625,14 @@ void PartitionLog::append_to_active(std::vector<Record>&& records) {
 
 void PartitionLog::truncate_to(Offset o) {
   if (o >= log_end()) return;
+  // Every replica holds the leader's batches whole (appends and fetches
+  // move whole batches, recovery keeps whole batches), and an offset that a
+  // log is truncated to ends a batch: an epoch's end offset is where the
+  // next epoch's first batch starts, a high watermark is some replica's log
+  // end. (Kafka's LogSegment.truncateTo would drop a whole batch containing
+  // `o` and leave the log end inconsistent; the model does not go there.)
+  SIM_ASSERT(o <= log_start_ || records_[static_cast<size_t>(o - log_start_) - 1].batch_end,
+             "{}: truncating to {}, inside a batch", dir_, o.value);
   if (o < log_start_) {
     // Log.truncateTo below the log start offset.
     truncate_fully_and_start_at(o);

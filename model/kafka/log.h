@@ -16,7 +16,11 @@
 //
 // Recovery (kafka.log.LogLoader): on load every segment is read back; the
 // first record that is torn or unreadable truncates its segment there and
-// every later segment is deleted. The epoch cache is then cut to the log end.
+// every later segment is deleted. A batch is checked whole, by its CRC
+// (LogSegment.recover, DefaultRecordBatch.ensureValid): a batch of which only
+// some records reached the disk is cut away whole, so the cut falls at the
+// last batch boundary before the damage. The epoch cache is then cut to the
+// log end.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +53,12 @@ struct Record {
   // metadata's bytes, in __consumer_offsets (group_coordinator.h explains why
   // the value rides in the key: client records stay one string long).
   std::string key;
+  // The last record of the batch it was appended in. Kafka writes and checks
+  // a batch as one unit (one CRC over all its records), and every replica
+  // holds the leader's batches as they were appended: a follower appends the
+  // fetched batches unchanged. Recovery keeps only whole batches and a fetch
+  // answers with whole batches. A lone record is its own batch.
+  bool batch_end = true;
   friend bool operator==(const Record&, const Record&) = default;
 };
 
@@ -105,8 +115,11 @@ class PartitionLog {
   bool empty() const { return records_.empty(); }
   // The record at `o`, or null when outside [log_start, log_end).
   const Record* at(Offset o) const;
-  // Records from `from` (inclusive) up to `upto` (exclusive), at most
-  // `max_bytes` of them by size but always at least one if any is in range.
+  // Records from `from` (inclusive) up to `upto` (exclusive), in whole
+  // batches: at most `max_bytes` of them by size, but always the whole first
+  // batch if any record is in range (a batch that does not fit is left out,
+  // as a reader drops the incomplete batch a byte slice ends with). Only
+  // `upto` may cut a batch (a consumer's high watermark).
   std::vector<Record> read(Offset from, Offset upto, int64_t max_bytes) const;
   // The same records into `out` (replacing what it held): a vector returned
   // by value is written to the stack and read back, which stalled.

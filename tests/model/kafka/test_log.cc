@@ -178,13 +178,19 @@ TEST(KafkaLogRecord, EncodeDecodeRoundTrip) {
   EXPECT_EQ(decode_record(encode_record(r)), r);
 
   // The layout, byte by byte: offset 0, epoch 0, timestamp 0 (zig-zag 0),
-  // producer id, epoch and sequence -1 (zig-zag 1), value 0, size 0, a key of
-  // length 0.
+  // producer id, epoch and sequence -1 (zig-zag 1), value 0, size 0,
+  // attributes 1 (the record ends its batch), a key of length 0.
   Record plain;  // no producer id, epoch or sequence: the -1s survive
   plain.offset = Offset{0};
   plain.leader_epoch = LeaderEpoch{0};
-  EXPECT_EQ(encode_record(plain), std::string("\x00\x00\x00\x01\x01\x01\x00\x00\x00", 9));
+  EXPECT_EQ(encode_record(plain), std::string("\x00\x00\x00\x01\x01\x01\x00\x00\x01\x00", 10));
   EXPECT_EQ(decode_record(encode_record(plain)), plain);
+
+  // A record inside its batch: attributes 0.
+  Record inside = plain;
+  inside.batch_end = false;
+  EXPECT_EQ(encode_record(inside), std::string("\x00\x00\x00\x01\x01\x01\x00\x00\x00\x00", 10));
+  EXPECT_EQ(decode_record(encode_record(inside)), inside);
 
   // Varints, least significant group first: offset 391 = 0x87 0x03; the
   // leader epoch zig-zag encoded, 7 -> 14; value 300 = 0xac 0x02; size 70.
@@ -194,12 +200,12 @@ TEST(KafkaLogRecord, EncodeDecodeRoundTrip) {
   small.size = 70;
   small.value = 300;
   EXPECT_EQ(encode_record(small),
-            std::string("\x87\x03\x0e\x00\x01\x01\x01\xac\x02\x46\x00", 11));
+            std::string("\x87\x03\x0e\x00\x01\x01\x01\xac\x02\x46\x01\x00", 12));
 
   Record keyed = plain;  // a committed offset's key, with the bytes a group id may hold
   keyed.key = std::string("o\x01grp,1\xff\x00,", 10);
   const std::string keyed_bytes = encode_record(keyed);
-  EXPECT_EQ(keyed_bytes, std::string("\x00\x00\x00\x01\x01\x01\x00\x00\x0a", 9) + keyed.key);
+  EXPECT_EQ(keyed_bytes, std::string("\x00\x00\x00\x01\x01\x01\x00\x00\x01\x0a", 10) + keyed.key);
   EXPECT_EQ(decode_record(keyed_bytes), keyed);
 
   // Every byte value in a key longer than one varint byte can count.
@@ -239,6 +245,7 @@ RC_GTEST_PROP(KafkaLogRecordProperty, RoundTripsAndRejectsEveryPrefix, ()) {
   r.sequence = *rc::gen::arbitrary<int32_t>();
   r.value = *rc::gen::arbitrary<uint64_t>();
   r.size = *rc::gen::inRange<int32_t>(0, INT32_MAX);
+  r.batch_end = *rc::gen::arbitrary<bool>();
   r.key = *rc::gen::container<std::string>(rc::gen::arbitrary<char>());
   const std::string bytes = encode_record(r);
   RC_ASSERT(decode_record(bytes) == std::optional<Record>(r));
@@ -262,6 +269,7 @@ RC_GTEST_PROP(KafkaLogRecordProperty, ShortFieldsRoundTripAndRejectEveryPrefix, 
   r.sequence = static_cast<int32_t>(small() - 1);
   r.value = static_cast<uint64_t>(small());
   r.size = static_cast<int32_t>(small());
+  r.batch_end = *rc::gen::arbitrary<bool>();
   r.key = *rc::gen::container<std::string>(rc::gen::arbitrary<char>());
   const std::string bytes = encode_record(r);
   RC_ASSERT(decode_record(bytes) == std::optional<Record>(r));
@@ -284,7 +292,7 @@ TEST(KafkaLogRecord, EveryStrictPrefixIsRejected) {
 
 TEST(KafkaLogRecord, DecodeRejectsAnythingMalformed) {
   const std::string ok = encode_record(sample_record());
-  const std::string zeros(9, '\0');  // a valid all-zero record with an empty key
+  const std::string zeros(10, '\0');  // a valid all-zero record with an empty key
   ASSERT_TRUE(decode_record(zeros).has_value());
   auto with = [&](size_t field, std::string_view bytes) {  // `zeros` with one field replaced
     std::string s = zeros.substr(0, field);
@@ -296,9 +304,11 @@ TEST(KafkaLogRecord, DecodeRejectsAnythingMalformed) {
       "",
       "391,7,1700000000123,4001,3,17,18446744073709551615,70",  // the old text form
       ok + std::string(1, '\0'),                   // trailing byte after the record
-      zeros.substr(0, 8),                          // no key length
-      with(8, "\x01"),                             // a key length with no key
-      with(8, "\x02") + "a",                       // a key shorter than its length
+      zeros.substr(0, 9),                          // no key length
+      with(9, "\x01"),                             // a key length with no key
+      with(9, "\x02") + "a",                       // a key shorter than its length
+      with(8, "\x02"),                             // an attribute bit that is never set
+      with(8, std::string("\x81\x00", 2)),         // attributes 1 with a needless zero group
       with(0, std::string(9, '\xff') + "\x01"),     // offset 2^64 - 1: a negative one
       with(1, "\x03"),                             // leader epoch -2
       with(4, std::string("\x80\x80\x04", 3)),     // producer epoch 32768, beyond int16
@@ -373,7 +383,7 @@ TEST(KafkaLog, LeaderAppendAssignsOffsetsEpochAndTimestamp) {
 
 TEST(KafkaLog, ReadHonoursMaxBytesButAlwaysReturnsOneRecord) {
   Bed bed;
-  bed.produce(4, 100);
+  for (int i = 0; i < 4; ++i) bed.produce(1, 100);  // four batches of one record
   PartitionLog& log = bed.log();
   EXPECT_EQ(offsets_of(log.read(Offset{0}, Offset{10}, 250)), (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(offsets_of(log.read(Offset{0}, Offset{10}, 300)), (std::vector<int64_t>{0, 1, 2}));
@@ -396,22 +406,36 @@ TEST(KafkaLog, ReadHonoursMaxBytesButAlwaysReturnsOneRecord) {
 }
 
 // read takes a short range record by record and a long one by binary search:
-// both must stop where the budget does, checked against a plain running sum.
+// both must stop where the budget does, at a batch's end, checked against a
+// plain running sum over the pieces of batches in range.
 TEST(KafkaLog, ReadStopsAtTheBudgetOverShortAndLongRanges) {
   Bed bed;
   for (int32_t size : {10, 70, 30, 100, 5, 60, 45, 80, 20, 90, 15, 50}) bed.produce(2, size);
+  for (int32_t size : {25, 35, 55}) bed.produce(3, size);
+  for (int32_t size : {40, 10, 90, 30}) bed.produce(1, size);
   PartitionLog& log = bed.log();
   const std::vector<Record> all = log.read(Offset{0}, Offset{100}, INT64_MAX);
-  ASSERT_EQ(all.size(), 24u);
-  for (int64_t from = 0; from <= 24; ++from) {
-    for (int64_t upto = from; upto <= 25; ++upto) {
+  ASSERT_EQ(all.size(), 37u);
+  for (int64_t from = 0; from <= 37; ++from) {
+    for (int64_t upto = from; upto <= 38; ++upto) {
       for (int64_t max_bytes : {int64_t{1}, int64_t{45}, int64_t{100}, int64_t{333}, int64_t{1'000}}) {
+        // Whole pieces: a piece ends with its batch or at `upto`; the first
+        // is always taken, the others while the total stays within budget.
         std::vector<int64_t> want;
+        std::vector<int64_t> piece;
         int64_t total = 0;
-        for (int64_t o = from; o < std::min<int64_t>(upto, 24); ++o) {
-          total += all[static_cast<size_t>(o)].size;
-          if (!want.empty() && total > max_bytes) break;
-          want.push_back(o);
+        int64_t piece_bytes = 0;
+        const int64_t hi = std::min<int64_t>(upto, 37);
+        for (int64_t o = from; o < hi; ++o) {
+          const Record& r = all[static_cast<size_t>(o)];
+          piece.push_back(o);
+          piece_bytes += r.size;
+          if (!r.batch_end && o + 1 < hi) continue;
+          if (!want.empty() && total + piece_bytes > max_bytes) break;
+          want.insert(want.end(), piece.begin(), piece.end());
+          total += piece_bytes;
+          piece.clear();
+          piece_bytes = 0;
         }
         EXPECT_EQ(offsets_of(log.read(Offset{from}, Offset{upto}, max_bytes)), want)
             << "from " << from << " upto " << upto << " max_bytes " << max_bytes;
@@ -438,8 +462,45 @@ TEST(KafkaLog, ReadBytesCountsWhatReadReturns) {
       }
     }
   }
-  EXPECT_EQ(log.read_bytes(Offset{3}, Offset{5}, 50), 40);
-  EXPECT_EQ(log.read_bytes(Offset{0}, Offset{5}, 1), 100);
+  EXPECT_EQ(log.read_bytes(Offset{3}, Offset{5}, 50), 80);   // the first batch, whole
+  EXPECT_EQ(log.read_bytes(Offset{0}, Offset{5}, 1), 300);
+  EXPECT_EQ(log.read_bytes(Offset{0}, Offset{5}, 350), 300);  // the second does not fit
+  EXPECT_EQ(log.read_bytes(Offset{4}, Offset{5}, 1), 40);     // from inside a batch
+}
+
+// Kafka answers a fetch in whole batches: it slices the segment's bytes, and
+// the reader drops the incomplete batch a slice ends with; the first batch
+// is whole however large. Every replica keeps the leader's batches.
+TEST(KafkaLog, ReadReturnsWholeBatches) {
+  Bed bed;
+  bed.produce(3, 100);  // [0, 3)
+  bed.produce(2, 100);  // [3, 5)
+  bed.produce(1, 100);  // [5, 6)
+  PartitionLog& log = bed.log();
+  std::vector<bool> ends;
+  for (const Record& r : log.read(Offset{0}, Offset{6}, INT64_MAX)) ends.push_back(r.batch_end);
+  EXPECT_EQ(ends, (std::vector<bool>{false, false, true, false, true, true}));
+  EXPECT_EQ(offsets_of(log.read(Offset{0}, Offset{10}, 450)), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(offsets_of(log.read(Offset{0}, Offset{10}, 500)),
+            (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(offsets_of(log.read(Offset{0}, Offset{10}, 50)), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(offsets_of(log.read(Offset{1}, Offset{10}, 50)), (std::vector<int64_t>{1, 2}));
+  // Only the upper bound (a consumer's high watermark) may cut a batch.
+  EXPECT_EQ(offsets_of(log.read(Offset{0}, Offset{4}, INT64_MAX)),
+            (std::vector<int64_t>{0, 1, 2, 3}));
+
+  // A follower appends them as they are: its log has the same batches.
+  Bed follower;
+  follower.log().append_as_follower(log.read(Offset{0}, Offset{10}, 450), follower.now_ms());
+  follower.log().append_as_follower(log.read(Offset{3}, Offset{10}, 250), follower.now_ms());
+  EXPECT_EQ(follower.log().read(Offset{0}, Offset{10}, INT64_MAX),
+            log.read(Offset{0}, Offset{10}, 500));
+  // Records that end inside a batch are a bug in the caller.
+  std::vector<Record> partial = log.read(Offset{5}, Offset{6}, INT64_MAX);
+  partial.back().batch_end = false;
+  EXPECT_THROW(follower.log().append_as_follower(partial, follower.now_ms()),
+               sim::InvariantViolation);
+  EXPECT_EQ(follower.log().log_end(), Offset{5});
 }
 
 TEST(KafkaLog, FollowerAppendKeepsOffsetsAndLearnsNewEpochs) {
@@ -685,6 +746,20 @@ TEST(KafkaLogTruncate, TruncateToASegmentBaseLeavesThatSegmentEmpty) {
   // The empty active segment takes the next record; no roll for an empty one.
   bed.produce(1);
   EXPECT_EQ(bases_of(bed.log()), (std::vector<int64_t>{0, 3}));
+}
+
+// Every truncation point ends a batch (an epoch's end offset, a replica's
+// log end): one inside a batch is a bug, caught before anything changes.
+TEST(KafkaLogTruncate, TruncatingInsideABatchIsABug) {
+  Bed bed;
+  bed.produce(3);
+  bed.produce(2);
+  EXPECT_THROW(bed.log().truncate_to(Offset{4}), sim::InvariantViolation);
+  EXPECT_EQ(bed.log().log_end(), Offset{5});
+  bed.log().truncate_to(Offset{3});
+  EXPECT_EQ(bed.log().log_end(), Offset{3});
+  bed.log().truncate_to(Offset{0});
+  EXPECT_TRUE(bed.log().empty());
 }
 
 TEST(KafkaLogTruncate, TruncateAtOrPastTheEndChangesNothing) {
@@ -956,7 +1031,8 @@ TEST(KafkaLogDurability, ALogDestroyedWithAFlushInFlightIsNeverCalledBack) {
 
 TEST(KafkaLogDurability, ATruncationLowersTheTargetOfAFlushInFlight) {
   Bed bed;
-  bed.produce(6);
+  bed.produce(2);
+  bed.produce(4);
   bed.log().flush();         // will make [0, 6) durable ...
   bed.log().truncate_to(Offset{2});  // ... but [2, 6) is gone before it completes
   bed.produce(2);
@@ -1013,14 +1089,18 @@ TEST(KafkaLogRecovery, ASegmentThatDoesNotContinueTheLogIsDeleted) {
   EXPECT_EQ(bed.segment_files(), std::vector<int64_t>{0});
 }
 
+// A power loss may leave any prefix of the unsynced records, the last of
+// them torn. Recovery keeps whole batches only: a batch checks by one CRC.
 TEST(KafkaLogRecovery, ATornWriteFromAPowerLossIsCutOff) {
   LogConfig config;
   config.segment_bytes = 500;
   int torn_seen = 0;
+  int partial_seen = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     Bed bed(config, seed, predictable_disk(/*torn_write_percent=*/100));
     bed.produce(5);
-    bed.produce(5);  // rolls: segment 0 is flushed, segment 5 is not
+    bed.produce(2);  // rolls: segment 0 is flushed, segment 5 is not
+    bed.produce(3);  // [5, 7) and [7, 10) in segment 5
     bed.run_for(Duration::millis(10));
     const std::vector<Record> written = bed.log().read(Offset{0}, Offset{100}, 1'000'000);
 
@@ -1028,16 +1108,47 @@ TEST(KafkaLogRecovery, ATornWriteFromAPowerLossIsCutOff) {
     const sim::File* active = bed.segment_file(5);
     const bool torn = active->size() > 0 && !active->records().back().intact;
     const size_t intact = active->size() - (torn ? 1 : 0);
+    const size_t whole = intact == 5 ? 5 : intact >= 2 ? 2 : 0;  // records of whole batches
+    const size_t on_disk = active->size();
     torn_seen += torn;
+    partial_seen += whole < intact;
 
     const PartitionLog::LoadResult loaded = bed.power_on();
-    EXPECT_EQ(loaded.truncated_records, torn ? 1 : 0) << "seed " << seed;
-    EXPECT_EQ(bed.log().log_end(), Offset{5 + static_cast<int64_t>(intact)}) << "seed " << seed;
+    EXPECT_EQ(loaded.truncated_records, static_cast<int64_t>(on_disk - whole))
+        << "seed " << seed;
+    EXPECT_EQ(bed.log().log_end(), Offset{5 + static_cast<int64_t>(whole)}) << "seed " << seed;
     const std::vector<Record> left = bed.log().read(Offset{0}, Offset{100}, 1'000'000);
     ASSERT_TRUE(std::equal(left.begin(), left.end(), written.begin())) << "seed " << seed;
+    EXPECT_EQ(bed.segment_file(5)->size(), whole) << "seed " << seed;
     for (const sim::Record& r : bed.segment_file(5)->records()) EXPECT_TRUE(r.intact);
   }
   EXPECT_GT(torn_seen, 10);
+  EXPECT_GT(partial_seen, 10);
+}
+
+// A batch of which only some records are on disk is cut away whole, and a
+// log cut there deletes the segments after it (LogLoader: damage ends the log).
+TEST(KafkaLogRecovery, ABatchOnlyPartlyOnDiskIsCutWhole) {
+  Bed bed(three_records_a_segment());
+  bed.produce(1);
+  bed.produce(2);  // segment 0: [0, 1) and [1, 3)
+  bed.produce(3);  // segment 3: [3, 6)
+  bed.produce(1);  // segment 6
+  sim::File* middle = bed.segment_file(3);
+  middle->truncate(2, bed.world().now());  // two of the batch's three records remain
+
+  const PartitionLog::LoadResult loaded = bed.restart();
+  EXPECT_EQ(loaded.records, 3);
+  EXPECT_EQ(loaded.truncated_records, 3);  // the two of the cut batch, offset 6's segment
+  EXPECT_EQ(loaded.deleted_segments, 1);
+  EXPECT_EQ(bed.log().log_end(), Offset{3});
+  EXPECT_EQ(bases_of(bed.log()), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(bed.segment_files(), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(bed.segment_file(3)->size(), 0u);
+  EXPECT_EQ(bed.log().segments().back().records, 0);
+  EXPECT_EQ(bed.log().size_bytes(), 300);
+  EXPECT_EQ(bed.traced("log_recovered"), 1);
+  EXPECT_EQ(bed.produce(2), Offset{3});
 }
 
 }  // namespace
