@@ -782,6 +782,7 @@ BrokerConfig default_broker_config(VersionProfile version) {
                          .new_epoch_forgets_out_of_sync_fetch = v3,
                          .no_op_truncation_trims_epochs = !v22,
                          .isr_write_holds_partition_lock = v22};
+  c.group_rules = {.join_admission_by_state = !v22};
   return c;
 }
 

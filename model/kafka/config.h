@@ -88,6 +88,21 @@ struct ReplicationRules {
   bool isr_write_holds_partition_lock = false;
 };
 
+// Where a release's group coordinator differs in mechanism, not in a
+// default; set by the version profile, as ReplicationRules are.
+struct GroupRules {
+  // From Kafka 2.6 (KAFKA-9885, GroupCoordinator.acceptJoiningMember) the
+  // group.max.size admission depends on the group's state: while it prepares
+  // a rebalance a member is admitted while fewer than group.max.size members
+  // have (re)joined, so a member that rejoins after the places are taken is
+  // turned away and removed; otherwise a new member is admitted while the
+  // group has fewer members. Before (2.2, KIP-389) a new member is turned
+  // away once the group has group.max.size members, and a member of a group
+  // over the limit (after a coordinator move to a broker with a smaller
+  // group.max.size) that has not rejoined yet is turned away and removed.
+  bool join_admission_by_state = true;
+};
+
 struct BrokerConfig {
   VersionProfile version = VersionProfile::v3_9;
   BrokerId broker_id = -1;                  // broker.id (required)
@@ -133,6 +148,7 @@ struct BrokerConfig {
   // The 3.9 profile follows both rules; 2.2 and 2.8 neither.
   ReplicationRules replication_rules{.min_isr_holds_high_watermark = true,
                                      .new_epoch_forgets_out_of_sync_fetch = true};
+  GroupRules group_rules;  // the 2.8 and 3.9 profiles; 2.2 has the older rule
   // A simulation-only what-if, not a Kafka key: "kafkasim.truncation" =
   // leader-epoch (default) | high-watermark.
   Truncation truncation = Truncation::leader_epoch;

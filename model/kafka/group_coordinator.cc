@@ -367,6 +367,34 @@ bool GroupCoordinator::all_members_joined(const Group& g) const {
                      [](const auto& e) { return static_cast<bool>(e.second.awaiting_join); });
 }
 
+bool GroupCoordinator::accepts_joining_member(const Group& g, const std::string& member_id) const {
+  const int64_t max = config().group_max_size;
+  const auto size = static_cast<int64_t>(g.members.size());
+  const auto it = g.members.find(member_id);  // "" is never a member's id
+  const bool known = it != g.members.end();
+  const bool awaiting = known && static_cast<bool>(it->second.awaiting_join);
+  if (!config().group_rules.join_admission_by_state) {
+    // Kafka 2.2 handleJoinGroup (KIP-389).
+    return !(member_id.empty() && size >= max) && !(size > max && known && !awaiting);
+  }
+  // acceptJoiningMember (2.6+, KAFKA-9885).
+  switch (g.state) {
+    case GroupState::empty:
+    case GroupState::dead:
+      return true;
+    case GroupState::preparing_rebalance: {
+      const auto joined = std::count_if(g.members.begin(), g.members.end(), [](const auto& e) {
+        return static_cast<bool>(e.second.awaiting_join);
+      });
+      return awaiting || joined < max;
+    }
+    case GroupState::completing_rebalance:
+    case GroupState::stable:
+      return known || size < max;
+  }
+  return true;
+}
+
 std::string GroupCoordinator::metadata_for(const Member& m, const std::string& protocol) const {
   for (const JoinGroupProtocol& p : m.protocols) {
     if (p.name == protocol) return p.metadata;
@@ -413,8 +441,10 @@ void GroupCoordinator::handle_join_group(const JoinGroupRequest& r, Reply reply)
       send(reply, join_error(r.member_id, ErrorCode::unknown_member_id));
     } else {
       if (g == nullptr) g = &add_group(r.group_id);
-      if (unknown && static_cast<int64_t>(g->members.size()) >= config().group_max_size) {
-        // KIP-389.
+      if (!accepts_joining_member(*g, r.member_id)) {
+        // KIP-389: turned away, and out of the group if it was in it
+        // (GroupMetadata.remove: no rebalance of its own).
+        erase_member(*g, r.member_id, "group_max_size");
         send(reply, join_error("", ErrorCode::group_max_size_reached));
       } else if (!supports_protocols(*g, r.protocol_type, r.protocols)) {
         send(reply, join_error(r.member_id, ErrorCode::inconsistent_group_protocol));

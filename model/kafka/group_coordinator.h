@@ -252,6 +252,9 @@ class GroupCoordinator {
   std::string select_protocol(const Group& g) const;
   int32_t rebalance_timeout_ms(const Group& g) const;
   bool all_members_joined(const Group& g) const;
+  // Whether group.max.size lets `member_id` ("" for a new member) join now
+  // (GroupRules::join_admission_by_state says which release's rule).
+  bool accepts_joining_member(const Group& g, const std::string& member_id) const;
   std::string metadata_for(const Member& m, const std::string& protocol) const;
   std::string new_member_id(const std::string& client_id);
 

@@ -224,6 +224,13 @@ TEST(KafkaConfigDefaults, Kafka3xReplicationRulesBelongToThe39ProfileOnly) {
   EXPECT_TRUE(default_broker_config(VersionProfile::v3_9).replication_rules.new_epoch_forgets_out_of_sync_fetch);
 }
 
+// KAFKA-9885 (2.6): group.max.size admission by the group's state.
+TEST(KafkaConfigDefaults, GroupAdmissionByStateFrom26) {
+  EXPECT_FALSE(default_broker_config(VersionProfile::v2_2).group_rules.join_admission_by_state);
+  EXPECT_TRUE(default_broker_config(VersionProfile::v2_8).group_rules.join_admission_by_state);
+  EXPECT_TRUE(default_broker_config(VersionProfile::v3_9).group_rules.join_admission_by_state);
+}
+
 TEST(KafkaConfigDefaults, The22IsrWriteHoldsThePartitionLockOnlyIn22) {
   EXPECT_TRUE(default_broker_config(VersionProfile::v2_2).replication_rules.isr_write_holds_partition_lock);
   EXPECT_FALSE(default_broker_config(VersionProfile::v2_8).replication_rules.isr_write_holds_partition_lock);

@@ -587,5 +587,60 @@ TEST(KafkaGroups, ErrorsForBadSessionsUnknownMembersOtherProtocolsAndTheWrongBro
   EXPECT_EQ(m3.call<JoinGroupResponse>(coord, join("g", "", "c3")).error, ErrorCode::group_max_size_reached);
 }
 
+// group.max.size while a rebalance is being prepared. From 2.6 (KAFKA-9885)
+// places go to the first members to (re)join: a new member takes a place
+// that a member not yet rejoined would have had, and that member is turned
+// away and removed. In 2.2 a new member is turned away once the group has
+// group.max.size members, whoever has rejoined.
+TEST(KafkaGroups, GroupMaxSizeWhileARebalanceIsPrepared) {
+  for (VersionProfile version : {VersionProfile::v2_2, VersionProfile::v2_8, VersionProfile::v3_9}) {
+    SCOPED_TRACE(to_string(version));
+    ClusterOptions o = options({{"group.max.size", "2"}});
+    o.version = version;
+    Cluster c(o);
+    c.start();
+    ASSERT_TRUE(c.await_ready());
+    ASSERT_EQ(c.create_topic("t", 2, 3), ErrorCode::none);
+    const BrokerId coord = find_coordinator(c, "g");
+    Member m1(c, "m1"), m2(c, "m2"), m3(c, "m3");
+    const auto j1 = m1.call<JoinGroupResponse>(coord, join("g", "", "c1"));
+    ASSERT_EQ(j1.error, ErrorCode::none);
+    const auto preparing = [&] {
+      return c.run_until(
+          [&] { return coordinator(c, coord).group_state("g") == GroupState::preparing_rebalance; },
+          Duration::seconds(5));
+    };
+    auto j2 = m2.send(coord, join("g", "", "c2"));
+    ASSERT_TRUE(preparing());
+    auto j1b = m1.send(coord, join("g", j1.member_id, "c1"));
+    ASSERT_TRUE(c.run_until([&] { return j2->has_value() && j1b->has_value(); }, Duration::seconds(5)));
+    ASSERT_EQ(as<JoinGroupResponse>(j2).error, ErrorCode::none);
+    const std::string id2 = as<JoinGroupResponse>(j2).member_id;
+    ASSERT_EQ(coordinator(c, coord).members("g").size(), 2u);
+
+    // m1 changes its subscription: a rebalance, m1 the only one rejoined.
+    auto j1c = m1.send(coord, join("g", j1.member_id, "c1", {{"range", "sub:t,u"}}));
+    ASSERT_TRUE(preparing());
+    auto j3 = m3.send(coord, join("g", "", "c3"));
+    c.run_for(Duration::millis(500));
+    const auto j2b = m2.call<JoinGroupResponse>(coord, join("g", id2, "c2"));
+    ASSERT_TRUE(c.run_until([&] { return j1c->has_value() && j3->has_value(); }, Duration::seconds(5)));
+    const GroupCoordinator& gc = coordinator(c, coord);
+    EXPECT_EQ(as<JoinGroupResponse>(j1c).error, ErrorCode::none);
+    if (version == VersionProfile::v2_2) {
+      EXPECT_EQ(as<JoinGroupResponse>(j3).error, ErrorCode::group_max_size_reached);
+      EXPECT_EQ(j2b.error, ErrorCode::none);
+      EXPECT_EQ(gc.members("g"), (std::vector<std::string>{j1.member_id, id2}));
+    } else {
+      EXPECT_EQ(as<JoinGroupResponse>(j3).error, ErrorCode::none);
+      EXPECT_EQ(j2b.error, ErrorCode::group_max_size_reached);
+      EXPECT_EQ(j2b.member_id, "");
+      EXPECT_EQ(gc.members("g"),
+                (std::vector<std::string>{j1.member_id, as<JoinGroupResponse>(j3).member_id}));
+    }
+    EXPECT_EQ(gc.generation("g"), 3);
+  }
+}
+
 }  // namespace
 }  // namespace kafka::testing
