@@ -603,24 +603,13 @@ TEST(KafkaGroups, GroupMaxSizeWhileARebalanceIsPrepared) {
     ASSERT_EQ(c.create_topic("t", 2, 3), ErrorCode::none);
     const BrokerId coord = find_coordinator(c, "g");
     Member m1(c, "m1"), m2(c, "m2"), m3(c, "m3");
-    const auto j1 = m1.call<JoinGroupResponse>(coord, join("g", "", "c1"));
-    ASSERT_EQ(j1.error, ErrorCode::none);
-    const auto preparing = [&] {
-      return c.run_until(
-          [&] { return coordinator(c, coord).group_state("g") == GroupState::preparing_rebalance; },
-          Duration::seconds(5));
-    };
-    auto j2 = m2.send(coord, join("g", "", "c2"));
-    ASSERT_TRUE(preparing());
-    auto j1b = m1.send(coord, join("g", j1.member_id, "c1"));
-    ASSERT_TRUE(c.run_until([&] { return j2->has_value() && j1b->has_value(); }, Duration::seconds(5)));
-    ASSERT_EQ(as<JoinGroupResponse>(j2).error, ErrorCode::none);
-    const std::string id2 = as<JoinGroupResponse>(j2).member_id;
-    ASSERT_EQ(coordinator(c, coord).members("g").size(), 2u);
+    const auto [id1, id2] = two_members(c, coord, m1, m2);
 
     // m1 changes its subscription: a rebalance, m1 the only one rejoined.
-    auto j1c = m1.send(coord, join("g", j1.member_id, "c1", {{"range", "sub:t,u"}}));
-    ASSERT_TRUE(preparing());
+    auto j1c = m1.send(coord, join("g", id1, "c1", {{"range", "sub:t,u"}}));
+    ASSERT_TRUE(c.run_until(
+        [&] { return coordinator(c, coord).group_state("g") == GroupState::preparing_rebalance; },
+        Duration::seconds(5)));
     auto j3 = m3.send(coord, join("g", "", "c3"));
     c.run_for(Duration::millis(500));
     const auto j2b = m2.call<JoinGroupResponse>(coord, join("g", id2, "c2"));
@@ -630,13 +619,13 @@ TEST(KafkaGroups, GroupMaxSizeWhileARebalanceIsPrepared) {
     if (version == VersionProfile::v2_2) {
       EXPECT_EQ(as<JoinGroupResponse>(j3).error, ErrorCode::group_max_size_reached);
       EXPECT_EQ(j2b.error, ErrorCode::none);
-      EXPECT_EQ(gc.members("g"), (std::vector<std::string>{j1.member_id, id2}));
+      EXPECT_EQ(gc.members("g"), (std::vector<std::string>{id1, id2}));
     } else {
       EXPECT_EQ(as<JoinGroupResponse>(j3).error, ErrorCode::none);
       EXPECT_EQ(j2b.error, ErrorCode::group_max_size_reached);
       EXPECT_EQ(j2b.member_id, "");
       EXPECT_EQ(gc.members("g"),
-                (std::vector<std::string>{j1.member_id, as<JoinGroupResponse>(j3).member_id}));
+                (std::vector<std::string>{id1, as<JoinGroupResponse>(j3).member_id}));
     }
     EXPECT_EQ(gc.generation("g"), 3);
   }
