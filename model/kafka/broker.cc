@@ -1794,34 +1794,76 @@ void Broker::add_to_fetcher(const TopicPartition& tp, BrokerId leader, const End
   FetcherState& f = fetchers_[leader];
   f.leader_endpoint = endpoint;
   f.partitions.insert(tp);
-  run_fetcher(leader);
+  // addPartitions: a fresh fetch state, not delayed, and the thread woken.
+  f.delayed_until.erase(tp);
+  wake_fetcher(leader);
 }
 
 void Broker::stop_fetching(const TopicPartition& tp) {
   auto it = fetching_from_.find(tp);
   if (it == fetching_from_.end()) return;
-  fetchers_[it->second].partitions.erase(tp);
+  FetcherState& f = fetchers_[it->second];
+  f.partitions.erase(tp);
+  f.delayed_until.erase(tp);
   fetching_from_.erase(it);
 }
 
-void Broker::fetcher_backoff(BrokerId leader) {
+void Broker::delay_partition(FetcherState& f, const TopicPartition& tp) {
+  if (f.partitions.count(tp) == 0) return;
+  const sim::Time until = ctx().now() + sim::Duration::millis(config_.replica_fetch_backoff_ms);
+  auto [it, added] = f.delayed_until.emplace(tp, until);
+  if (!added && it->second <= ctx().now()) it->second = until;
+}
+
+void Broker::on_partition_fetch_error(BrokerId leader, const TopicPartition& tp, const char* error) {
   FetcherState& f = fetchers_[leader];
-  if (f.backing_off) return;
-  f.backing_off = true;
-  ctx().after(sim::Duration::millis(config_.replica_fetch_backoff_ms), [this, leader] {
-    fetchers_[leader].backing_off = false;
-    run_fetcher(leader);
-  });
+  if (auto d = f.delayed_until.find(tp); d != f.delayed_until.end() && d->second > ctx().now()) return;
+  ctx().trace("replica_fetch_error", {{"partition", to_string(tp)}, {"leader", leader}, {"error", error}});
+  delay_partition(f, tp);
+}
+
+void Broker::fetcher_sleep(BrokerId leader) {
+  FetcherState& f = fetchers_[leader];
+  f.sleeping = true;
+  f.sleep_timer = ctx().after(sim::Duration::millis(config_.replica_fetch_backoff_ms),
+                              [this, leader] { wake_fetcher(leader); });
+}
+
+void Broker::wake_fetcher(BrokerId leader) {
+  FetcherState& f = fetchers_[leader];
+  if (f.sleeping) {
+    ctx().cancel(f.sleep_timer);
+    f.sleeping = false;
+    for (const TopicPartition& tp : f.delay_after_sleep) delay_partition(f, tp);
+    f.delay_after_sleep.clear();
+  }
+  run_fetcher(leader);
+}
+
+void Broker::on_fetcher_request_failed(BrokerId leader) {
+  FetcherState& f = fetchers_[leader];
+  if (config_.replication_rules.failed_fetch_sleeps) {
+    f.delay_after_sleep.assign(f.partitions.begin(), f.partitions.end());
+    fetcher_sleep(leader);
+    return;
+  }
+  for (const TopicPartition& tp : f.partitions) delay_partition(f, tp);
+  run_fetcher(leader);
 }
 
 void Broker::run_fetcher(BrokerId leader) {
   FetcherState& f = fetchers_[leader];
-  if (f.in_flight || f.backing_off || f.partitions.empty() || shutting_down_) return;
+  if (f.in_flight || f.flushing || f.sleeping || f.partitions.empty() || shutting_down_) return;
   OffsetsForLeaderEpochRequest epochs{config_.broker_id, {}};
   FetchRequest fetch{config_.broker_id, config_.replica_fetch_wait_max_ms,
                      config_.replica_fetch_min_bytes, config_.replica_fetch_max_bytes, {}};
   fetch.partitions.reserve(f.partitions.size());
+  const sim::Time now = ctx().now();
   for (const TopicPartition& tp : f.partitions) {
+    if (auto d = f.delayed_until.find(tp); d != f.delayed_until.end()) {
+      if (d->second > now) continue;  // PartitionFetchState.isDelayed
+      f.delayed_until.erase(d);
+    }
     Partition* p = find_partition(tp);
     if (p == nullptr) continue;
     if (p->needs_truncation) {
@@ -1838,36 +1880,53 @@ void Broker::run_fetcher(BrokerId leader) {
   }
   const NodeAddress address{f.leader_endpoint.host, f.leader_endpoint.port};
   if (!epochs.partitions.empty()) {
+    std::vector<TopicPartition> asked;
+    for (const EpochQuery& q : epochs.partitions) asked.push_back(q.tp);
     f.in_flight = true;
     fetch_client_->send(leader, address, std::move(epochs),
-                        [this, leader](SendError e, const Response* r) {
-                          fetchers_[leader].in_flight = false;
+                        [this, leader, asked = std::move(asked)](SendError e, const Response* r) {
+                          FetcherState& fs = fetchers_[leader];
+                          fs.in_flight = false;
                           const auto* resp = r == nullptr ? nullptr : std::get_if<OffsetsForLeaderEpochResponse>(r);
                           if (e != SendError::none || resp == nullptr) {
-                            fetcher_backoff(leader);
-                            return;
+                            // ReplicaFetcherThread.fetchEpochEndOffsets: every
+                            // partition asked about is in error.
+                            ctx().trace("replica_fetch_failed", {{"leader", leader},
+                                                                 {"request", "offsets_for_leader_epoch"},
+                                                                 {"error", to_string(e)}});
+                            for (const TopicPartition& tp : asked) delay_partition(fs, tp);
+                          } else {
+                            on_epoch_response(leader, *resp);
                           }
-                          on_epoch_response(leader, *resp);
                           run_fetcher(leader);
                         });
     return;
   }
-  if (fetch.partitions.empty()) return;
+  if (fetch.partitions.empty()) {
+    // maybeFetch: nothing ready (every partition delayed) — the thread
+    // waits replica.fetch.backoff.ms, or until a partition is added.
+    bool any_delayed = false;
+    for (const auto& [tp, until] : f.delayed_until) any_delayed |= until > now;
+    if (any_delayed) fetcher_sleep(leader);
+    return;
+  }
   f.in_flight = true;
   fetch_client_->send(leader, address, std::move(fetch), [this, leader](SendError e, const Response* r) {
     fetchers_[leader].in_flight = false;
     const auto* resp = r == nullptr ? nullptr : std::get_if<FetchResponse>(r);
     if (e != SendError::none || resp == nullptr) {
-      fetcher_backoff(leader);
+      ctx().trace("replica_fetch_failed",
+                  {{"leader", leader}, {"request", "fetch"}, {"error", to_string(e)}});
+      on_fetcher_request_failed(leader);
       return;
     }
     const sim::Time flushed = on_fetch_response(leader, *resp);
     if (flushed > ctx().now()) {
       // The fetcher thread appended with a synchronous flush: it fetches
       // again only once the fsync returns.
-      fetchers_[leader].backing_off = true;
+      fetchers_[leader].flushing = true;
       ctx().at(flushed, [this, leader] {
-        fetchers_[leader].backing_off = false;
+        fetchers_[leader].flushing = false;
         run_fetcher(leader);
       });
       return;
@@ -1877,7 +1936,6 @@ void Broker::run_fetcher(BrokerId leader) {
 }
 
 void Broker::on_epoch_response(BrokerId leader, const OffsetsForLeaderEpochResponse& r) {
-  bool errors = false;
   for (const EpochEndOffset& e : r.partitions) {
     auto from = fetching_from_.find(e.tp);
     Partition* p = find_partition(e.tp);
@@ -1885,7 +1943,7 @@ void Broker::on_epoch_response(BrokerId leader, const OffsetsForLeaderEpochRespo
       continue;
     }
     if (e.error != ErrorCode::none) {
-      errors = true;
+      on_partition_fetch_error(leader, e.tp, to_string(e.error));
       continue;
     }
     PartitionLog& log = p->log();
@@ -1910,12 +1968,10 @@ void Broker::on_epoch_response(BrokerId leader, const OffsetsForLeaderEpochRespo
       p->needs_truncation = false;
     }
   }
-  if (errors) fetcher_backoff(leader);
 }
 
 sim::Time Broker::on_fetch_response(BrokerId leader, const FetchResponse& r) {
   const int64_t now_ms = ctx().now().us() / 1000;
-  bool errors = false;
   sim::Time flushed = ctx().now();
   for (const FetchPartitionResponse& pr : r.partitions) {
     auto from = fetching_from_.find(pr.tp);
@@ -1951,11 +2007,10 @@ sim::Time Broker::on_fetch_response(BrokerId leader, const FetchResponse& r) {
         }
         break;
       default:
-        errors = true;
+        on_partition_fetch_error(leader, pr.tp, to_string(pr.error));
         break;
     }
   }
-  if (errors) fetcher_backoff(leader);
   return flushed;
 }
 

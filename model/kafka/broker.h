@@ -275,18 +275,39 @@ class Broker final : public sim::Process {
   void expire_fetches();
 
   // --- replica fetchers --------------------------------------------------------------
+  // One fetcher thread per leader (AbstractFetcherThread). It sends one
+  // request at a time; between them it may be blocked in an append's
+  // synchronous flush, or asleep (partitionMapCond.await, which a partition
+  // added or removed wakes early). A partition in error waits
+  // replica.fetch.backoff.ms on its own (delayPartitions) while the others
+  // are fetched.
   struct FetcherState {
     Endpoint leader_endpoint;
     bool in_flight = false;
-    bool backing_off = false;
+    bool flushing = false;
+    bool sleeping = false;
+    sim::TimerId sleep_timer;
+    // Delayed when the sleep ends: the partitions of a request that failed
+    // (2.2 to 3.0 sleep first, then delay them: about twice the backoff).
+    std::vector<TopicPartition> delay_after_sleep;
     std::set<TopicPartition> partitions;
+    std::map<TopicPartition, sim::Time> delayed_until;
   };
   void add_to_fetcher(const TopicPartition& tp, BrokerId leader, const Endpoint& endpoint);
   void run_fetcher(BrokerId leader);
+  // A partition in error is left out of requests for replica.fetch.backoff.ms
+  // (unless it is delayed already).
+  void delay_partition(FetcherState& f, const TopicPartition& tp);
+  // The leader answered with an error for `tp` (traced, then delayed).
+  void on_partition_fetch_error(BrokerId leader, const TopicPartition& tp, const char* error);
+  // A request to the leader failed: every partition it had is delayed, after
+  // a sleep in the profiles before Kafka 3.1 (KAFKA-8529).
+  void on_fetcher_request_failed(BrokerId leader);
+  void fetcher_sleep(BrokerId leader);
+  void wake_fetcher(BrokerId leader);
   // Returns when the appends' synchronous flushes complete.
   sim::Time on_fetch_response(BrokerId leader, const FetchResponse& r);
   void on_epoch_response(BrokerId leader, const OffsetsForLeaderEpochResponse& r);
-  void fetcher_backoff(BrokerId leader);
   void truncate_to_high_watermark(Partition& p);
   void truncate(Partition& p, Offset to, const char* why);
 

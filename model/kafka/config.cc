@@ -781,7 +781,8 @@ BrokerConfig default_broker_config(VersionProfile version) {
   c.replication_rules = {.min_isr_holds_high_watermark = v3,
                          .new_epoch_forgets_out_of_sync_fetch = v3,
                          .no_op_truncation_trims_epochs = !v22,
-                         .isr_write_holds_partition_lock = v22};
+                         .isr_write_holds_partition_lock = v22,
+                         .failed_fetch_sleeps = !v3};
   c.group_rules = {.join_admission_by_state = !v22};
   return c;
 }

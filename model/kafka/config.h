@@ -86,6 +86,11 @@ struct ReplicationRules {
   // waits on the write. From 2.7 the change goes to the controller
   // (AlterIsr, KIP-497) and nothing waits.
   bool isr_write_holds_partition_lock = false;
+  // Until Kafka 3.1 (KAFKA-8529) a replica fetcher whose request fails
+  // sleeps replica.fetch.backoff.ms and then delays every partition by as
+  // much again (AbstractFetcherThread.processFetchRequest); from 3.1 it only
+  // delays them.
+  bool failed_fetch_sleeps = false;
 };
 
 // Where a release's group coordinator differs in mechanism, not in a

@@ -536,6 +536,67 @@ TEST(KafkaBroker, ANewLeaderBelowItsEpochStartHasNoLatestOffsetForAConsumer) {
 // A controller paused past its session timeout is replaced (epoch + 1).
 // When it resumes it still believes it is the controller until ZooKeeper
 // tells it otherwise; its requests carry the old epoch and are ignored.
+// A partition whose fetch fails waits replica.fetch.backoff.ms on its own
+// (AbstractFetcherThread.delayPartitions); the fetcher goes on with the
+// other partitions it fetches from that leader.
+TEST(KafkaBroker, APartitionInErrorWaitsAloneWhileTheFetcherGoesOn) {
+  Cluster c({.brokers = 2});
+  c.world().trace().keep_lines(true);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 2, 2, {}, {{0, {1, 2}}, {1, {1, 2}}}), ErrorCode::none);
+  ASSERT_TRUE(c.run_until([&] { return c.state({"t", 0})->isr.size() == 2 && c.state({"t", 1})->isr.size() == 2; },
+                          Duration::seconds(30)));
+  // Broker 1 drops t-0 behind the controller's back: broker 2's fetches of
+  // t-0 fail from now on, every time it asks.
+  StopReplicaRequest stop{*c.controller(), *c.controller_epoch(), true, {{"t", 0}}};
+  ASSERT_EQ(std::get<StopReplicaResponse>(*c.request(1, stop)).error, ErrorCode::none);
+  const size_t errors_before = count_kind(c, "replica_fetch_error");
+  c.run_for(Duration::seconds(3));
+  // acks=all on t-1 needs broker 2's next fetch: it is not held back by t-0.
+  for (uint64_t v = 1; v <= 5; ++v) {
+    const sim::Time start = c.world().now();
+    const auto r = c.produce({"t", 1}, {v}, -1);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->error, ErrorCode::none);
+    EXPECT_LT((c.world().now() - start).us(), 100'000) << "record " << v << ", in microseconds";
+    c.run_for(Duration::millis(300));
+  }
+  // t-0 is asked for about once a second meanwhile.
+  const size_t errors = count_kind(c, "replica_fetch_error") - errors_before;
+  EXPECT_GE(errors, 3u);
+  EXPECT_LE(errors, 6u);
+}
+
+// A request to a dead leader fails at once (connection refused). Until
+// Kafka 3.1 the fetcher then sleeps replica.fetch.backoff.ms and delays
+// every partition by as much again; from 3.1 (KAFKA-8529) only the delay.
+TEST(KafkaBroker, AFailedFetchRequestBacksOffTwiceBefore31) {
+  for (VersionProfile version : {VersionProfile::v2_8, VersionProfile::v3_9}) {
+    SCOPED_TRACE(to_string(version));
+    Cluster c({.brokers = 2, .version = version});
+    c.world().trace().keep_lines(true);
+    c.start();
+    ASSERT_TRUE(c.await_ready());
+    const BrokerId dead = *c.controller();  // the survivor has no controller traffic to it
+    const BrokerId follower = dead == 1 ? 2 : 1;
+    ASSERT_EQ(c.create_topic("t", 1, 2, {}, {{0, {dead, follower}}}), ErrorCode::none);
+    ASSERT_TRUE(c.run_until([&] { return c.state({"t", 0})->isr.size() == 2; }, Duration::seconds(30)));
+    c.kill_broker(dead);
+    c.run_for(Duration::seconds(1));
+    const size_t before = count_kind(c, "connection_refused");
+    c.run_for(Duration::seconds(10));  // within the 18 s session timeout
+    const size_t refused = count_kind(c, "connection_refused") - before;
+    if (version == VersionProfile::v3_9) {
+      EXPECT_GE(refused, 9u);
+      EXPECT_LE(refused, 11u);
+    } else {
+      EXPECT_GE(refused, 4u);
+      EXPECT_LE(refused, 6u);
+    }
+  }
+}
+
 TEST(KafkaBroker, ZombieControllerIsFencedByTheEpoch) {
   Cluster c({.brokers = 3, .version = VersionProfile::v2_2});
   c.world().trace().keep_lines(true);
