@@ -1815,10 +1815,24 @@ void Broker::delay_partition(FetcherState& f, const TopicPartition& tp) {
   if (!added && it->second <= ctx().now()) it->second = until;
 }
 
-void Broker::on_partition_fetch_error(BrokerId leader, const TopicPartition& tp, const char* error) {
+void Broker::on_partition_fetch_error(BrokerId leader, const TopicPartition& tp, ErrorCode error) {
   FetcherState& f = fetchers_[leader];
+  if (error == ErrorCode::fenced_leader_epoch) {
+    // onPartitionFenced: the leader is in a newer epoch than the one this
+    // fetch carried, which is still the partition's (a LeaderAndIsr since
+    // would have restarted its fetch, and its answer would be dropped). The
+    // partition leaves the fetcher until the next LeaderAndIsr adds it back
+    // (markPartitionFailed; in 2.2 partitionStates.remove).
+    ctx().trace("replica_fetch_error", {{"partition", to_string(tp)},
+                                        {"leader", leader},
+                                        {"error", to_string(error)},
+                                        {"then", "awaits_leader_and_isr"}});
+    stop_fetching(tp);
+    return;
+  }
   if (auto d = f.delayed_until.find(tp); d != f.delayed_until.end() && d->second > ctx().now()) return;
-  ctx().trace("replica_fetch_error", {{"partition", to_string(tp)}, {"leader", leader}, {"error", error}});
+  ctx().trace("replica_fetch_error",
+              {{"partition", to_string(tp)}, {"leader", leader}, {"error", to_string(error)}, {"then", "delayed"}});
   delay_partition(f, tp);
 }
 
@@ -1943,7 +1957,7 @@ void Broker::on_epoch_response(BrokerId leader, const OffsetsForLeaderEpochRespo
       continue;
     }
     if (e.error != ErrorCode::none) {
-      on_partition_fetch_error(leader, e.tp, to_string(e.error));
+      on_partition_fetch_error(leader, e.tp, e.error);
       continue;
     }
     PartitionLog& log = p->log();
@@ -2007,7 +2021,7 @@ sim::Time Broker::on_fetch_response(BrokerId leader, const FetchResponse& r) {
         }
         break;
       default:
-        on_partition_fetch_error(leader, pr.tp, to_string(pr.error));
+        on_partition_fetch_error(leader, pr.tp, pr.error);
         break;
     }
   }

@@ -298,8 +298,9 @@ class Broker final : public sim::Process {
   // A partition in error is left out of requests for replica.fetch.backoff.ms
   // (unless it is delayed already).
   void delay_partition(FetcherState& f, const TopicPartition& tp);
-  // The leader answered with an error for `tp` (traced, then delayed).
-  void on_partition_fetch_error(BrokerId leader, const TopicPartition& tp, const char* error);
+  // The leader answered with an error for `tp`: traced, then the partition
+  // is delayed, or (fenced) left out until the next LeaderAndIsr.
+  void on_partition_fetch_error(BrokerId leader, const TopicPartition& tp, ErrorCode error);
   // A request to the leader failed: every partition it had is delayed, after
   // a sleep in the profiles before Kafka 3.1 (KAFKA-8529).
   void on_fetcher_request_failed(BrokerId leader);

@@ -568,6 +568,38 @@ TEST(KafkaBroker, APartitionInErrorWaitsAloneWhileTheFetcherGoesOn) {
   EXPECT_LE(errors, 6u);
 }
 
+// A follower fenced by its leader (FENCED_LEADER_EPOCH: the leader is in a
+// newer epoch) stops fetching that partition until a LeaderAndIsr brings the
+// new epoch (AbstractFetcherThread.onPartitionFenced), then goes on at once.
+TEST(KafkaBroker, AFencedFollowerWaitsForTheNextLeaderAndIsr) {
+  Cluster c({.brokers = 2});
+  c.world().trace().keep_lines(true);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 1, 2, {}, {{0, {1, 2}}}), ErrorCode::none);
+  ASSERT_TRUE(c.run_until([&] { return c.state({"t", 0})->isr.size() == 2; }, Duration::seconds(30)));
+  const Partition& at_leader = *c.broker(1)->partition({"t", 0});
+  // Broker 1 alone is told of epoch 5 (a controller's LeaderAndIsr to broker
+  // 2 delayed, in effect): broker 2's fetches now carry an older epoch.
+  PartitionState s{{"t", 0}, *c.controller_epoch(), 1, LeaderEpoch{5}, at_leader.isr(),
+                   at_leader.zk_version(), {1, 2}, false};
+  const Endpoint leader{"PLAINTEXT", c.world().network().address(c.broker_host(1)),
+                        c.broker_config(1).listeners.front().port};
+  LeaderAndIsrRequest to_leader{*c.controller(), *c.controller_epoch(), {s}, {{1, leader}}};
+  ASSERT_EQ(std::get<LeaderAndIsrResponse>(*c.request(1, to_leader)).error, ErrorCode::none);
+  c.run_for(Duration::seconds(5));
+  EXPECT_EQ(count_kind(c, "replica_fetch_error"), 1u) << "fenced once, then not asked again";
+  const auto acked = std::make_shared<std::optional<ProducePartitionResponse>>();
+  c.produce_async({"t", 0}, {42}, -1, acked);
+  c.run_for(Duration::seconds(2));
+  EXPECT_FALSE(acked->has_value()) << "acks=all waits: broker 2 does not fetch";
+  // The LeaderAndIsr reaches broker 2: it fetches again at once.
+  ASSERT_EQ(std::get<LeaderAndIsrResponse>(*c.request(2, to_leader)).error, ErrorCode::none);
+  ASSERT_TRUE(c.run_until([&] { return acked->has_value(); }, Duration::millis(200)));
+  EXPECT_EQ((*acked)->error, ErrorCode::none);
+  EXPECT_EQ(c.log_values(2, {"t", 0}), (std::vector<uint64_t>{42}));
+}
+
 // A request to a dead leader fails at once (connection refused). Until
 // Kafka 3.1 the fetcher then sleeps replica.fetch.backoff.ms and delays
 // every partition by as much again; from 3.1 (KAFKA-8529) only the delay.
