@@ -1011,10 +1011,19 @@ void Broker::truncate(Partition& p, Offset to, const char* why) {
   }
   p.rebuild_producers();
   p.set_follower_high_watermark(p.high_watermark());
-  ctx().trace("log_truncated", {{"partition", to_string(p.tp())},
-                                {"from", from.value},
-                                {"to", to.value},
-                                {"why", why}});
+  if (log.log_end() == to) {
+    ctx().trace("log_truncated", {{"partition", to_string(p.tp())},
+                                  {"from", from.value},
+                                  {"to", to.value},
+                                  {"why", why}});
+  } else {
+    // `to` fell inside a batch, which went whole (PartitionLog::truncate_to).
+    ctx().trace("log_truncated", {{"partition", to_string(p.tp())},
+                                  {"from", from.value},
+                                  {"to", log.log_end().value},
+                                  {"asked", to.value},
+                                  {"why", why}});
+  }
 }
 
 void Broker::truncate_to_high_watermark(Partition& p) {
@@ -1819,8 +1828,8 @@ void Broker::on_partition_fetch_error(BrokerId leader, const TopicPartition& tp,
   FetcherState& f = fetchers_[leader];
   if (error == ErrorCode::fenced_leader_epoch) {
     // onPartitionFenced: the leader is in a newer epoch than the one this
-    // fetch carried, which is still the partition's (a LeaderAndIsr since
-    // would have restarted its fetch, and its answer would be dropped). The
+    // request carried, which is still the partition's (an answer asked in an
+    // epoch the partition has left is dropped before it gets here). The
     // partition leaves the fetcher until the next LeaderAndIsr adds it back
     // (markPartitionFailed; in 2.2 partitionStates.remove).
     ctx().trace("replica_fetch_error", {{"partition", to_string(tp)},
@@ -1894,11 +1903,13 @@ void Broker::run_fetcher(BrokerId leader) {
   }
   const NodeAddress address{f.leader_endpoint.host, f.leader_endpoint.port};
   if (!epochs.partitions.empty()) {
-    std::vector<TopicPartition> asked;
-    for (const EpochQuery& q : epochs.partitions) asked.push_back(q.tp);
+    f.asked.resize(epochs.partitions.size());
+    for (size_t i = 0; i < epochs.partitions.size(); ++i) {
+      f.asked[i] = {epochs.partitions[i].tp, epochs.partitions[i].current_leader_epoch};
+    }
     f.in_flight = true;
     fetch_client_->send(leader, address, std::move(epochs),
-                        [this, leader, asked = std::move(asked)](SendError e, const Response* r) {
+                        [this, leader](SendError e, const Response* r) {
                           FetcherState& fs = fetchers_[leader];
                           fs.in_flight = false;
                           const auto* resp = r == nullptr ? nullptr : std::get_if<OffsetsForLeaderEpochResponse>(r);
@@ -1908,7 +1919,7 @@ void Broker::run_fetcher(BrokerId leader) {
                             ctx().trace("replica_fetch_failed", {{"leader", leader},
                                                                  {"request", "offsets_for_leader_epoch"},
                                                                  {"error", to_string(e)}});
-                            for (const TopicPartition& tp : asked) delay_partition(fs, tp);
+                            for (const auto& [tp, epoch] : fs.asked) delay_partition(fs, tp);
                           } else {
                             on_epoch_response(leader, *resp);
                           }
@@ -1923,6 +1934,10 @@ void Broker::run_fetcher(BrokerId leader) {
     for (const auto& [tp, until] : f.delayed_until) any_delayed |= until > now;
     if (any_delayed) fetcher_sleep(leader);
     return;
+  }
+  f.asked.resize(fetch.partitions.size());
+  for (size_t i = 0; i < fetch.partitions.size(); ++i) {
+    f.asked[i] = {fetch.partitions[i].tp, fetch.partitions[i].current_leader_epoch};
   }
   f.in_flight = true;
   fetch_client_->send(leader, address, std::move(fetch), [this, leader](SendError e, const Response* r) {
@@ -1949,11 +1964,38 @@ void Broker::run_fetcher(BrokerId leader) {
   });
 }
 
+std::optional<LeaderEpoch> Broker::fetch_in_flight_epoch(const TopicPartition& tp) const {
+  const auto from = fetching_from_.find(tp);
+  if (from == fetching_from_.end()) return std::nullopt;
+  const auto f = fetchers_.find(from->second);
+  if (f == fetchers_.end() || !f->second.in_flight) return std::nullopt;
+  for (const auto& [asked, epoch] : f->second.asked) {
+    if (asked == tp) return epoch;
+  }
+  return std::nullopt;
+}
+
+bool Broker::asked_in_current_epoch(const FetcherState& f, size_t i, const TopicPartition& tp,
+                                    LeaderEpoch current) const {
+  // The answer's partitions come in the request's order.
+  if (i < f.asked.size() && f.asked[i].first == tp) return f.asked[i].second == current;
+  for (const auto& [asked, epoch] : f.asked) {
+    if (asked == tp) return epoch == current;
+  }
+  return false;
+}
+
 void Broker::on_epoch_response(BrokerId leader, const OffsetsForLeaderEpochResponse& r) {
-  for (const EpochEndOffset& e : r.partitions) {
+  const FetcherState& f = fetchers_[leader];
+  for (size_t i = 0; i < r.partitions.size(); ++i) {
+    const EpochEndOffset& e = r.partitions[i];
     auto from = fetching_from_.find(e.tp);
     Partition* p = find_partition(e.tp);
-    if (from == fetching_from_.end() || from->second != leader || p == nullptr || !p->needs_truncation) {
+    // An answer for an epoch the partition has left since is dropped
+    // (truncateToEpochEndOffsets compares the request's epoch with the
+    // partition's current one).
+    if (from == fetching_from_.end() || from->second != leader || p == nullptr || !p->needs_truncation ||
+        !asked_in_current_epoch(f, i, e.tp, p->leader_epoch())) {
       continue;
     }
     if (e.error != ErrorCode::none) {
@@ -1987,10 +2029,15 @@ void Broker::on_epoch_response(BrokerId leader, const OffsetsForLeaderEpochRespo
 sim::Time Broker::on_fetch_response(BrokerId leader, const FetchResponse& r) {
   const int64_t now_ms = ctx().now().us() / 1000;
   sim::Time flushed = ctx().now();
-  for (const FetchPartitionResponse& pr : r.partitions) {
+  const FetcherState& f = fetchers_[leader];
+  for (size_t i = 0; i < r.partitions.size(); ++i) {
+    const FetchPartitionResponse& pr = r.partitions[i];
     auto from = fetching_from_.find(pr.tp);
     Partition* p = find_partition(pr.tp);
-    if (from == fetching_from_.end() || from->second != leader || p == nullptr || p->needs_truncation) {
+    // As processFetchRequest, an answer is used only while the partition is
+    // in the fetch state it was asked in: a LeaderAndIsr since restarted it.
+    if (from == fetching_from_.end() || from->second != leader || p == nullptr || p->needs_truncation ||
+        !asked_in_current_epoch(f, i, pr.tp, p->leader_epoch())) {
       continue;
     }
     PartitionLog& log = p->log();

@@ -101,6 +101,9 @@ class Broker final : public sim::Process {
   const MetadataCache& metadata() const { return metadata_; }
   // The consumer-group coordinator (null before start).
   const GroupCoordinator* group_coordinator() const { return group_coordinator_.get(); }
+  // The leader epoch in which the replica fetcher's request now in flight
+  // asks about `tp` (a fetch or OffsetsForLeaderEpoch); nullopt when none is.
+  std::optional<LeaderEpoch> fetch_in_flight_epoch(const TopicPartition& tp) const;
 
  private:
   // --- ZooKeeper ------------------------------------------------------------------
@@ -292,6 +295,9 @@ class Broker final : public sim::Process {
     std::vector<TopicPartition> delay_after_sleep;
     std::set<TopicPartition> partitions;
     std::map<TopicPartition, sim::Time> delayed_until;
+    // The partitions of the request in flight (or last sent), with the
+    // leader epoch each was asked in, in the request's order.
+    std::vector<std::pair<TopicPartition, LeaderEpoch>> asked;
   };
   void add_to_fetcher(const TopicPartition& tp, BrokerId leader, const Endpoint& endpoint);
   void run_fetcher(BrokerId leader);
@@ -305,6 +311,9 @@ class Broker final : public sim::Process {
   // a sleep in the profiles before Kafka 3.1 (KAFKA-8529).
   void on_fetcher_request_failed(BrokerId leader);
   void fetcher_sleep(BrokerId leader);
+  // Whether the answer's i-th partition, `tp`, was asked in epoch `current`.
+  bool asked_in_current_epoch(const FetcherState& f, size_t i, const TopicPartition& tp,
+                              LeaderEpoch current) const;
   void wake_fetcher(BrokerId leader);
   // Returns when the appends' synchronous flushes complete.
   sim::Time on_fetch_response(BrokerId leader, const FetchResponse& r);

@@ -625,14 +625,16 @@ void PartitionLog::append_to_active(std::vector<Record>&& records) {
 
 void PartitionLog::truncate_to(Offset o) {
   if (o >= log_end()) return;
-  // Every replica holds the leader's batches whole (appends and fetches
-  // move whole batches, recovery keeps whole batches), and an offset that a
-  // log is truncated to ends a batch: an epoch's end offset is where the
-  // next epoch's first batch starts, a high watermark is some replica's log
-  // end. (Kafka's LogSegment.truncateTo would drop a whole batch containing
-  // `o` and leave the log end inconsistent; the model does not go there.)
-  SIM_ASSERT(o <= log_start_ || records_[static_cast<size_t>(o - log_start_) - 1].batch_end,
-             "{}: truncating to {}, inside a batch", dir_, o.value);
+  // While replicas hold the same batches an offset a log is truncated to
+  // ends a batch (an epoch's end offset is where the next epoch's first
+  // batch starts, a high watermark is some replica's log end). Logs that
+  // diverged (an unclean election, a leader that lost power and led on) can
+  // be cut inside a batch: LogSegment.truncateTo cuts the file where the
+  // batch holding `o` starts, so the whole batch goes. (Kafka then sets the
+  // log end offset to `o` all the same, counting records its file no longer
+  // has; the model's log ends where its records do, and the follower
+  // fetches the rest again.)
+  while (o > log_start_ && !records_[static_cast<size_t>(o - log_start_) - 1].batch_end) o = o - 1;
   if (o < log_start_) {
     // Log.truncateTo below the log start offset.
     truncate_fully_and_start_at(o);

@@ -47,18 +47,19 @@ struct Record {
   int32_t sequence = -1;
   uint64_t value = 0;  // an opaque value id chosen by the producer
   int32_t size = 0;    // bytes, as they count against segment.bytes
+  // The last record of the batch it was appended in. Kafka writes and checks
+  // a batch as one unit (one CRC over all its records), and every replica
+  // holds the leader's batches as they were appended: a follower appends the
+  // fetched batches unchanged. Recovery keeps only whole batches and a fetch
+  // answers with whole batches. A lone record is its own batch.
+  // (Here, in the padding after `size`: a Record is copied at every hop.)
+  bool batch_end = true;
   // The record key where it matters to the model: empty for the clients'
   // records (their key only chose the partition), the group and partition of
   // a committed offset, or the group of a group's metadata followed by that
   // metadata's bytes, in __consumer_offsets (group_coordinator.h explains why
   // the value rides in the key: client records stay one string long).
   std::string key;
-  // The last record of the batch it was appended in. Kafka writes and checks
-  // a batch as one unit (one CRC over all its records), and every replica
-  // holds the leader's batches as they were appended: a follower appends the
-  // fetched batches unchanged. Recovery keeps only whole batches and a fetch
-  // answers with whole batches. A lone record is its own batch.
-  bool batch_end = true;
   friend bool operator==(const Record&, const Record&) = default;
 };
 
@@ -141,7 +142,8 @@ class PartitionLog {
   void append_as_follower(const std::vector<Record>& records, int64_t now_ms);
 
   // Removes every record at or above `o` (no-op if o >= log_end), and the
-  // epoch-cache entries that start at or above it.
+  // epoch-cache entries that start at or above it. An `o` inside a batch
+  // takes the whole batch (the log then ends below `o`).
   void truncate_to(Offset o);
   // Drops the epoch-cache entries that start at or above `o`
   // (LeaderEpochFileCache.truncateFromEnd), writing the checkpoint if any go.

@@ -533,9 +533,6 @@ TEST(KafkaBroker, ANewLeaderBelowItsEpochStartHasNoLatestOffsetForAConsumer) {
   EXPECT_EQ(latest.offset.value, 5);
 }
 
-// A controller paused past its session timeout is replaced (epoch + 1).
-// When it resumes it still believes it is the controller until ZooKeeper
-// tells it otherwise; its requests carry the old epoch and are ignored.
 // A partition whose fetch fails waits replica.fetch.backoff.ms on its own
 // (AbstractFetcherThread.delayPartitions); the fetcher goes on with the
 // other partitions it fetches from that leader.
@@ -586,9 +583,10 @@ TEST(KafkaBroker, AFencedFollowerWaitsForTheNextLeaderAndIsr) {
   const Endpoint leader{"PLAINTEXT", c.world().network().address(c.broker_host(1)),
                         c.broker_config(1).listeners.front().port};
   LeaderAndIsrRequest to_leader{*c.controller(), *c.controller_epoch(), {s}, {{1, leader}}};
+  const size_t errors_before = count_kind(c, "replica_fetch_error");
   ASSERT_EQ(std::get<LeaderAndIsrResponse>(*c.request(1, to_leader)).error, ErrorCode::none);
   c.run_for(Duration::seconds(5));
-  EXPECT_EQ(count_kind(c, "replica_fetch_error"), 1u) << "fenced once, then not asked again";
+  EXPECT_EQ(count_kind(c, "replica_fetch_error") - errors_before, 1u) << "fenced once, then not asked again";
   const auto acked = std::make_shared<std::optional<ProducePartitionResponse>>();
   c.produce_async({"t", 0}, {42}, -1, acked);
   c.run_for(Duration::seconds(2));
@@ -598,6 +596,44 @@ TEST(KafkaBroker, AFencedFollowerWaitsForTheNextLeaderAndIsr) {
   ASSERT_TRUE(c.run_until([&] { return acked->has_value(); }, Duration::millis(200)));
   EXPECT_EQ((*acked)->error, ErrorCode::none);
   EXPECT_EQ(c.log_values(2, {"t", 0}), (std::vector<uint64_t>{42}));
+}
+
+// An answer to a request asked in an epoch the partition has left since is
+// dropped (truncateToEpochEndOffsets and processFetchRequest check the fetch
+// state): a FENCED answer to the follower's old epoch must not take the
+// partition out of the fetcher after the new epoch's LeaderAndIsr restarted it.
+TEST(KafkaBroker, AnAnswerToAnEpochTheFollowerHasLeftIsDropped) {
+  Cluster c({.brokers = 2});
+  c.world().trace().keep_lines(true);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 1, 2, {}, {{0, {1, 2}}}), ErrorCode::none);
+  ASSERT_TRUE(c.run_until([&] { return c.state({"t", 0})->isr.size() == 2; }, Duration::seconds(30)));
+  ASSERT_EQ(c.produce({"t", 0}, {1, 2}, -1)->error, ErrorCode::none);  // an epoch history to ask about
+  const Partition& at_leader = *c.broker(1)->partition({"t", 0});
+  const Endpoint leader{"PLAINTEXT", c.world().network().address(c.broker_host(1)),
+                        c.broker_config(1).listeners.front().port};
+  auto in_epoch = [&](int64_t epoch) {
+    PartitionState s{{"t", 0}, *c.controller_epoch(), 1, LeaderEpoch{epoch}, at_leader.isr(),
+                     at_leader.zk_version(), {1, 2}, false};
+    return LeaderAndIsrRequest{*c.controller(), *c.controller_epoch(), {s}, {{1, leader}}};
+  };
+  ASSERT_EQ(std::get<LeaderAndIsrResponse>(*c.request(1, in_epoch(7))).error, ErrorCode::none);
+  // The follower hears of epoch 6, asks OffsetsForLeaderEpoch in it (which
+  // the leader, in 7, fences), and hears of epoch 7 before that answer.
+  const size_t errors_before = count_kind(c, "replica_fetch_error");
+  c.send(2, in_epoch(6), [](SendError, const Response*) {});
+  ASSERT_TRUE(c.run_until([&] { return c.broker(2)->fetch_in_flight_epoch({"t", 0}) == LeaderEpoch{6}; },
+                          Duration::seconds(2)));
+  c.send(2, in_epoch(7), [](SendError, const Response*) {});
+  c.run_for(Duration::seconds(1));
+  ASSERT_EQ(c.broker(2)->partition({"t", 0})->leader_epoch(), LeaderEpoch{7});
+  EXPECT_EQ(count_kind(c, "replica_fetch_error"), errors_before) << "the stale answer was used";
+  // Still fetching: acks=all completes.
+  const auto r = c.produce({"t", 0}, {3}, -1, 5000);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->error, ErrorCode::none);
+  EXPECT_EQ(c.log_values(2, {"t", 0}), (std::vector<uint64_t>{1, 2, 3}));
 }
 
 // A request to a dead leader fails at once (connection refused). Until
@@ -629,6 +665,9 @@ TEST(KafkaBroker, AFailedFetchRequestBacksOffTwiceBefore31) {
   }
 }
 
+// A controller paused past its session timeout is replaced (epoch + 1).
+// When it resumes it still believes it is the controller until ZooKeeper
+// tells it otherwise; its requests carry the old epoch and are ignored.
 TEST(KafkaBroker, ZombieControllerIsFencedByTheEpoch) {
   Cluster c({.brokers = 3, .version = VersionProfile::v2_2});
   c.world().trace().keep_lines(true);
@@ -765,7 +804,7 @@ TEST(KafkaBroker, IdempotentProducerRetriesAreDeduplicatedAndGapsRejected) {
     b.producer_id = init.producer_id;
     b.producer_epoch = init.producer_epoch;
     b.base_sequence = seq;
-    for (uint64_t v : values) b.records.push_back(Record{Offset{0}, LeaderEpoch{0}, 0, -1, -1, -1, v, 70, {}});
+    for (uint64_t v : values) b.records.push_back(Record{Offset{0}, LeaderEpoch{0}, 0, -1, -1, -1, v, 70, true, {}});
     auto r = c.request(leader, ProduceRequest{-1, 30000, {b}});
     return std::get<ProduceResponse>(*r).partitions.at(0);
   };
@@ -831,7 +870,7 @@ TEST(KafkaBroker, AnAcksZeroProduceIsNotAnsweredAndTheNextRequestIsServed) {
   ASSERT_EQ(c.create_topic(tp.topic, 1, 1), ErrorCode::none);
   ProduceBatch b;
   b.tp = tp;
-  b.records.push_back(Record{Offset{0}, LeaderEpoch{0}, 0, -1, -1, -1, 42, 70, {}});
+  b.records.push_back(Record{Offset{0}, LeaderEpoch{0}, 0, -1, -1, -1, 42, 70, true, {}});
   std::vector<std::string> outcomes;
   auto note = [&outcomes](std::string what) {
     return [&outcomes, what](SendError e, const Response* r) {

@@ -748,18 +748,27 @@ TEST(KafkaLogTruncate, TruncateToASegmentBaseLeavesThatSegmentEmpty) {
   EXPECT_EQ(bases_of(bed.log()), (std::vector<int64_t>{0, 3}));
 }
 
-// Every truncation point ends a batch (an epoch's end offset, a replica's
-// log end): one inside a batch is a bug, caught before anything changes.
-TEST(KafkaLogTruncate, TruncatingInsideABatchIsABug) {
+// A log cut inside a batch loses the whole batch (LogSegment.truncateTo
+// cuts the file where that batch starts), in memory and on disk, so that
+// what remains is whole batches and reloads the same.
+TEST(KafkaLogTruncate, TruncatingInsideABatchTakesTheWholeBatch) {
   Bed bed;
-  bed.produce(3);
-  bed.produce(2);
-  EXPECT_THROW(bed.log().truncate_to(Offset{4}), sim::InvariantViolation);
+  bed.produce(3);  // [0, 3)
+  bed.produce(2);  // [3, 5)
+  bed.produce(3);  // [5, 8)
+  bed.log().truncate_to(Offset{7});
   EXPECT_EQ(bed.log().log_end(), Offset{5});
-  bed.log().truncate_to(Offset{3});
+  EXPECT_EQ(bed.segment_file(0)->size(), 5u);
+  EXPECT_TRUE(bed.log().at(Offset{4})->batch_end);
+  bed.log().truncate_to(Offset{4});
   EXPECT_EQ(bed.log().log_end(), Offset{3});
-  bed.log().truncate_to(Offset{0});
+  bed.log().truncate_to(Offset{1});
   EXPECT_TRUE(bed.log().empty());
+  EXPECT_EQ(bed.log().log_start(), Offset{0});
+  bed.produce(2);
+  const PartitionLog::LoadResult loaded = bed.restart();
+  EXPECT_EQ(loaded.truncated_records, 0);
+  EXPECT_EQ(bed.log().log_end(), Offset{2});
 }
 
 TEST(KafkaLogTruncate, TruncateAtOrPastTheEndChangesNothing) {
