@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "kafka/cluster.h"
 
@@ -565,26 +566,41 @@ TEST(KafkaBroker, APartitionInErrorWaitsAloneWhileTheFetcherGoesOn) {
   EXPECT_LE(errors, 6u);
 }
 
+// Two brokers; t-0 led by broker 1, broker 2 its follower in the ISR.
+// `in_epoch(e)` is the LeaderAndIsr a controller would send for epoch e with
+// the same leader and ISR (the ZooKeeper controller bumps the epoch when it
+// changes the ISR).
+struct FollowerOfBroker1 {
+  Cluster c{{.brokers = 2}};
+  FollowerOfBroker1() {
+    c.world().trace().keep_lines(true);
+    c.start();
+    if (!c.await_ready()) throw std::runtime_error("not ready");
+    if (c.create_topic("t", 1, 2, {}, {{0, {1, 2}}}) != ErrorCode::none) throw std::runtime_error("create_topic");
+    if (!c.run_until([&] { return c.state({"t", 0})->isr.size() == 2; }, Duration::seconds(30))) {
+      throw std::runtime_error("isr");
+    }
+  }
+  LeaderAndIsrRequest in_epoch(int64_t epoch) {
+    const Partition& at_leader = *c.broker(1)->partition({"t", 0});
+    const Endpoint leader{"PLAINTEXT", c.world().network().address(c.broker_host(1)),
+                          c.broker_config(1).listeners.front().port};
+    PartitionState s{{"t", 0}, *c.controller_epoch(), 1, LeaderEpoch{epoch}, at_leader.isr(),
+                     at_leader.zk_version(), {1, 2}, false};
+    return LeaderAndIsrRequest{*c.controller(), *c.controller_epoch(), {s}, {{1, leader}}};
+  }
+};
+
 // A follower fenced by its leader (FENCED_LEADER_EPOCH: the leader is in a
 // newer epoch) stops fetching that partition until a LeaderAndIsr brings the
 // new epoch (AbstractFetcherThread.onPartitionFenced), then goes on at once.
 TEST(KafkaBroker, AFencedFollowerWaitsForTheNextLeaderAndIsr) {
-  Cluster c({.brokers = 2});
-  c.world().trace().keep_lines(true);
-  c.start();
-  ASSERT_TRUE(c.await_ready());
-  ASSERT_EQ(c.create_topic("t", 1, 2, {}, {{0, {1, 2}}}), ErrorCode::none);
-  ASSERT_TRUE(c.run_until([&] { return c.state({"t", 0})->isr.size() == 2; }, Duration::seconds(30)));
-  const Partition& at_leader = *c.broker(1)->partition({"t", 0});
+  FollowerOfBroker1 f;
+  Cluster& c = f.c;
   // Broker 1 alone is told of epoch 5 (a controller's LeaderAndIsr to broker
   // 2 delayed, in effect): broker 2's fetches now carry an older epoch.
-  PartitionState s{{"t", 0}, *c.controller_epoch(), 1, LeaderEpoch{5}, at_leader.isr(),
-                   at_leader.zk_version(), {1, 2}, false};
-  const Endpoint leader{"PLAINTEXT", c.world().network().address(c.broker_host(1)),
-                        c.broker_config(1).listeners.front().port};
-  LeaderAndIsrRequest to_leader{*c.controller(), *c.controller_epoch(), {s}, {{1, leader}}};
   const size_t errors_before = count_kind(c, "replica_fetch_error");
-  ASSERT_EQ(std::get<LeaderAndIsrResponse>(*c.request(1, to_leader)).error, ErrorCode::none);
+  ASSERT_EQ(std::get<LeaderAndIsrResponse>(*c.request(1, f.in_epoch(5))).error, ErrorCode::none);
   c.run_for(Duration::seconds(5));
   EXPECT_EQ(count_kind(c, "replica_fetch_error") - errors_before, 1u) << "fenced once, then not asked again";
   const auto acked = std::make_shared<std::optional<ProducePartitionResponse>>();
@@ -592,7 +608,7 @@ TEST(KafkaBroker, AFencedFollowerWaitsForTheNextLeaderAndIsr) {
   c.run_for(Duration::seconds(2));
   EXPECT_FALSE(acked->has_value()) << "acks=all waits: broker 2 does not fetch";
   // The LeaderAndIsr reaches broker 2: it fetches again at once.
-  ASSERT_EQ(std::get<LeaderAndIsrResponse>(*c.request(2, to_leader)).error, ErrorCode::none);
+  ASSERT_EQ(std::get<LeaderAndIsrResponse>(*c.request(2, f.in_epoch(5))).error, ErrorCode::none);
   ASSERT_TRUE(c.run_until([&] { return acked->has_value(); }, Duration::millis(200)));
   EXPECT_EQ((*acked)->error, ErrorCode::none);
   EXPECT_EQ(c.log_values(2, {"t", 0}), (std::vector<uint64_t>{42}));
@@ -603,29 +619,17 @@ TEST(KafkaBroker, AFencedFollowerWaitsForTheNextLeaderAndIsr) {
 // state): a FENCED answer to the follower's old epoch must not take the
 // partition out of the fetcher after the new epoch's LeaderAndIsr restarted it.
 TEST(KafkaBroker, AnAnswerToAnEpochTheFollowerHasLeftIsDropped) {
-  Cluster c({.brokers = 2});
-  c.world().trace().keep_lines(true);
-  c.start();
-  ASSERT_TRUE(c.await_ready());
-  ASSERT_EQ(c.create_topic("t", 1, 2, {}, {{0, {1, 2}}}), ErrorCode::none);
-  ASSERT_TRUE(c.run_until([&] { return c.state({"t", 0})->isr.size() == 2; }, Duration::seconds(30)));
+  FollowerOfBroker1 f;
+  Cluster& c = f.c;
   ASSERT_EQ(c.produce({"t", 0}, {1, 2}, -1)->error, ErrorCode::none);  // an epoch history to ask about
-  const Partition& at_leader = *c.broker(1)->partition({"t", 0});
-  const Endpoint leader{"PLAINTEXT", c.world().network().address(c.broker_host(1)),
-                        c.broker_config(1).listeners.front().port};
-  auto in_epoch = [&](int64_t epoch) {
-    PartitionState s{{"t", 0}, *c.controller_epoch(), 1, LeaderEpoch{epoch}, at_leader.isr(),
-                     at_leader.zk_version(), {1, 2}, false};
-    return LeaderAndIsrRequest{*c.controller(), *c.controller_epoch(), {s}, {{1, leader}}};
-  };
-  ASSERT_EQ(std::get<LeaderAndIsrResponse>(*c.request(1, in_epoch(7))).error, ErrorCode::none);
+  ASSERT_EQ(std::get<LeaderAndIsrResponse>(*c.request(1, f.in_epoch(7))).error, ErrorCode::none);
   // The follower hears of epoch 6, asks OffsetsForLeaderEpoch in it (which
   // the leader, in 7, fences), and hears of epoch 7 before that answer.
   const size_t errors_before = count_kind(c, "replica_fetch_error");
-  c.send(2, in_epoch(6), [](SendError, const Response*) {});
+  c.send(2, f.in_epoch(6), [](SendError, const Response*) {});
   ASSERT_TRUE(c.run_until([&] { return c.broker(2)->fetch_in_flight_epoch({"t", 0}) == LeaderEpoch{6}; },
                           Duration::seconds(2)));
-  c.send(2, in_epoch(7), [](SendError, const Response*) {});
+  c.send(2, f.in_epoch(7), [](SendError, const Response*) {});
   c.run_for(Duration::seconds(1));
   ASSERT_EQ(c.broker(2)->partition({"t", 0})->leader_epoch(), LeaderEpoch{7});
   EXPECT_EQ(count_kind(c, "replica_fetch_error"), errors_before) << "the stale answer was used";
