@@ -1262,7 +1262,7 @@ void Broker::handle_fetch(FetchRequest r, Reply reply) {
     }
   }
   FetchTargets targets;
-  if (auto resp = read_for_fetch(r, r.max_wait_ms <= 0, targets)) {
+  if (auto resp = read_for_fetch(r, r.max_wait_ms <= 0, /*waiting=*/false, targets)) {
     reply(std::move(*resp));
     return;
   }
@@ -1308,32 +1308,49 @@ const Broker::FetchTargets& Broker::targets(const FetchRequest& r, FetchTargets&
   return t;
 }
 
-bool Broker::fetch_satisfied(const FetchRequest& r, FetchTargets& t) const {
+// How much of a fetch's answer is left for `fp`: its own limit, or what the
+// partitions before it left of the answer's (ReplicaManager.readFromLocalLog).
+static int64_t partition_limit(const FetchPartition& fp, int64_t answer_left) {
+  return std::min<int64_t>(fp.max_bytes, answer_left);
+}
+
+bool Broker::fetch_satisfied(const FetchRequest& r, bool waiting, FetchTargets& t) const {
   // The same walk as read_for_fetch, counting bytes instead of copying
   // records: most looks at a waiting fetch find nothing new.
   int64_t bytes = 0;
-  int64_t budget = r.max_bytes;
+  int64_t answer_left = r.max_bytes;
+  bool min_one = true;
   const auto& found = targets(r, t).partitions;
   for (size_t i = 0; i < r.partitions.size(); ++i) {
     const FetchPartition& fp = r.partitions[i];
     const Partition* p = found[i];
     if (fetch_error(fp, p) != ErrorCode::none) return true;
     const Offset upto = fetch_upto(r, *p);
-    if (fp.fetch_offset < upto && budget > 0) {
-      const int64_t n = p->log().read_bytes(fp.fetch_offset, upto, budget);
+    if (fp.fetch_offset >= upto) continue;
+    if (waiting) {
+      bytes += std::min<int64_t>(p->log().bytes_between(fp.fetch_offset, upto), fp.max_bytes);
+    } else {
+      const int64_t n =
+          p->log().read_bytes(fp.fetch_offset, upto, partition_limit(fp, answer_left), min_one);
+      min_one = min_one && n == 0;
       bytes += n;
-      budget -= n;
+      answer_left = std::max<int64_t>(0, answer_left - n);
     }
   }
   return bytes >= r.min_bytes;
 }
 
-std::optional<FetchResponse> Broker::read_for_fetch(const FetchRequest& r, bool final,
+std::optional<FetchResponse> Broker::read_for_fetch(const FetchRequest& r, bool final, bool waiting,
                                                     FetchTargets& t) {
-  if (!final && !fetch_satisfied(r, t)) return std::nullopt;
+  if (!final && !fetch_satisfied(r, waiting, t)) return std::nullopt;
   FetchResponse resp;
   resp.partitions.reserve(r.partitions.size());
-  int64_t budget = r.max_bytes;
+  // readFromLocalLog: each partition reads at most its own limit and what
+  // is left of the answer's; the first partition with data reads its first
+  // batch whole however large (minOneMessage: the clients modelled send
+  // fetch versions above 2), the others only what fits.
+  int64_t answer_left = r.max_bytes;
+  bool min_one = true;
   const auto& found = targets(r, t).partitions;
   for (size_t i = 0; i < r.partitions.size(); ++i) {
     const FetchPartition& fp = r.partitions[i];
@@ -1349,9 +1366,12 @@ std::optional<FetchResponse> Broker::read_for_fetch(const FetchRequest& r, bool 
     }
     if (pr.error == ErrorCode::none) {
       const Offset upto = fetch_upto(r, *p);
-      if (fp.fetch_offset < upto && budget > 0) {
-        p->log().read_into(fp.fetch_offset, upto, budget, pr.records);
-        for (const Record& rec : pr.records) budget -= rec.size;
+      if (fp.fetch_offset < upto) {
+        p->log().read_into(fp.fetch_offset, upto, partition_limit(fp, answer_left), min_one, pr.records);
+        int64_t n = 0;
+        for (const Record& rec : pr.records) n += rec.size;
+        min_one = min_one && n == 0;
+        answer_left = std::max<int64_t>(0, answer_left - n);
       }
     }
     resp.partitions.push_back(std::move(pr));
@@ -1366,7 +1386,7 @@ void Broker::try_complete_fetch(uint64_t id, bool timed_out) {
   // DelayedFetch reads under the partitions' locks (2.2): it waits for
   // isr_write_ended.
   if (fetch_waits_for_lock((*it)->request)) return;
-  auto resp = read_for_fetch((*it)->request, timed_out, (*it)->targets);
+  auto resp = read_for_fetch((*it)->request, timed_out, /*waiting=*/true, (*it)->targets);
   if (!resp) return;
   std::unique_ptr<DelayedFetch> op = std::move(*it);
   delayed_fetches_.erase(it);
@@ -1798,11 +1818,26 @@ void Broker::claim_producer_id_block() {
 
 // --- replica fetchers ------------------------------------------------------------------------
 
+bool Broker::FetcherState::fetches(const TopicPartition& tp) const {
+  return std::find(partitions.begin(), partitions.end(), tp) != partitions.end();
+}
+
+void Broker::FetcherState::remove(const TopicPartition& tp) {
+  auto it = std::find(partitions.begin(), partitions.end(), tp);
+  if (it != partitions.end()) partitions.erase(it);
+}
+
+void Broker::FetcherState::move_to_back(const TopicPartition& tp) {
+  auto it = std::find(partitions.begin(), partitions.end(), tp);
+  if (it != partitions.end()) std::rotate(it, it + 1, partitions.end());
+}
+
 void Broker::add_to_fetcher(const TopicPartition& tp, BrokerId leader, const Endpoint& endpoint) {
   fetching_from_[tp] = leader;
   FetcherState& f = fetchers_[leader];
   f.leader_endpoint = endpoint;
-  f.partitions.insert(tp);
+  f.remove(tp);
+  f.partitions.push_back(tp);
   // addPartitions: a fresh fetch state, not delayed, and the thread woken.
   f.delayed_until.erase(tp);
   wake_fetcher(leader);
@@ -1812,16 +1847,18 @@ void Broker::stop_fetching(const TopicPartition& tp) {
   auto it = fetching_from_.find(tp);
   if (it == fetching_from_.end()) return;
   FetcherState& f = fetchers_[it->second];
-  f.partitions.erase(tp);
+  f.remove(tp);
   f.delayed_until.erase(tp);
   fetching_from_.erase(it);
 }
 
 void Broker::delay_partition(FetcherState& f, const TopicPartition& tp) {
-  if (f.partitions.count(tp) == 0) return;
+  if (!f.fetches(tp)) return;
   const sim::Time until = ctx().now() + sim::Duration::millis(config_.replica_fetch_backoff_ms);
   auto [it, added] = f.delayed_until.emplace(tp, until);
-  if (!added && it->second <= ctx().now()) it->second = until;
+  if (!added && it->second > ctx().now()) return;  // delayed already
+  it->second = until;
+  f.move_to_back(tp);
 }
 
 void Broker::on_partition_fetch_error(BrokerId leader, const TopicPartition& tp, ErrorCode error) {
@@ -1870,7 +1907,9 @@ void Broker::on_fetcher_request_failed(BrokerId leader) {
     fetcher_sleep(leader);
     return;
   }
-  for (const TopicPartition& tp : f.partitions) delay_partition(f, tp);
+  // Each goes to the back as it is delayed: walked over a copy.
+  const std::vector<TopicPartition> all = f.partitions;
+  for (const TopicPartition& tp : all) delay_partition(f, tp);
   run_fetcher(leader);
 }
 
@@ -1879,7 +1918,7 @@ void Broker::run_fetcher(BrokerId leader) {
   if (f.in_flight || f.flushing || f.sleeping || f.partitions.empty() || shutting_down_) return;
   OffsetsForLeaderEpochRequest epochs{config_.broker_id, {}};
   FetchRequest fetch{config_.broker_id, config_.replica_fetch_wait_max_ms,
-                     config_.replica_fetch_min_bytes, config_.replica_fetch_max_bytes, {}};
+                     config_.replica_fetch_min_bytes, config_.replica_fetch_response_max_bytes, {}};
   fetch.partitions.reserve(f.partitions.size());
   const sim::Time now = ctx().now();
   for (const TopicPartition& tp : f.partitions) {
@@ -1899,7 +1938,8 @@ void Broker::run_fetcher(BrokerId leader) {
         continue;
       }
     }
-    fetch.partitions.push_back({tp, p->log().log_end(), p->leader_epoch(), p->log().log_start()});
+    fetch.partitions.push_back(
+        {tp, p->log().log_end(), p->leader_epoch(), p->log().log_start(), config_.replica_fetch_max_bytes});
   }
   const NodeAddress address{f.leader_endpoint.host, f.leader_endpoint.port};
   if (!epochs.partitions.empty()) {
@@ -2029,7 +2069,7 @@ void Broker::on_epoch_response(BrokerId leader, const OffsetsForLeaderEpochRespo
 sim::Time Broker::on_fetch_response(BrokerId leader, const FetchResponse& r) {
   const int64_t now_ms = ctx().now().us() / 1000;
   sim::Time flushed = ctx().now();
-  const FetcherState& f = fetchers_[leader];
+  FetcherState& f = fetchers_[leader];
   for (size_t i = 0; i < r.partitions.size(); ++i) {
     const FetchPartitionResponse& pr = r.partitions[i];
     auto from = fetching_from_.find(pr.tp);
@@ -2047,6 +2087,7 @@ sim::Time Broker::on_fetch_response(BrokerId leader, const FetchResponse& r) {
           log.append_as_follower(pr.records, now_ms);
           p->record_producers(pr.records);
           flushed = std::max(flushed, log.flush_done_at());
+          f.move_to_back(pr.tp);
         }
         p->set_follower_high_watermark(pr.high_watermark);
         if (pr.log_start_offset > log.log_start() && pr.log_start_offset <= log.log_end()) {
@@ -2054,7 +2095,8 @@ sim::Time Broker::on_fetch_response(BrokerId leader, const FetchResponse& r) {
         }
         break;
       case ErrorCode::offset_out_of_range:
-        // AbstractFetcherThread.handleOffsetOutOfRange.
+        // AbstractFetcherThread.handleOutOfRangeError.
+        f.move_to_back(pr.tp);
         if (pr.log_end_offset.value >= 0 && pr.log_end_offset < log.log_end()) {
           truncate(*p, pr.log_end_offset, "out_of_range");
         } else if (pr.log_start_offset > log.log_end()) {

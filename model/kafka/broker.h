@@ -264,10 +264,16 @@ class Broker final : public sim::Process {
   };
   void try_complete_produce(uint64_t id, bool timed_out);
   // The response to `r` now, or nullopt if it should wait (not `final`, no
-  // error and fewer than min_bytes to return).
-  std::optional<FetchResponse> read_for_fetch(const FetchRequest& r, bool final, FetchTargets& t);
-  // Whether read_for_fetch would answer `r` now (without building the answer).
-  bool fetch_satisfied(const FetchRequest& r, FetchTargets& t) const;
+  // error and too few bytes: see fetch_satisfied). `waiting`: `r` waits in
+  // the purgatory (DelayedFetch), rather than having just come.
+  std::optional<FetchResponse> read_for_fetch(const FetchRequest& r, bool final, bool waiting,
+                                              FetchTargets& t);
+  // Whether read_for_fetch would answer `r` now (without building the
+  // answer): a partition in error, or min_bytes to give. A fetch that just
+  // came counts the bytes it would read (ReplicaManager.fetchMessages); a
+  // waiting one the bytes there are to read, each partition's capped at its
+  // own limit but not at the answer's (DelayedFetch.tryComplete).
+  bool fetch_satisfied(const FetchRequest& r, bool waiting, FetchTargets& t) const;
   const FetchTargets& targets(const FetchRequest& r, FetchTargets& t) const;
   // Why `fp` cannot be read from `p` (its partition here, or null), or none.
   ErrorCode fetch_error(const FetchPartition& fp, const Partition* p) const;
@@ -293,7 +299,15 @@ class Broker final : public sim::Process {
     // Delayed when the sleep ends: the partitions of a request that failed
     // (2.2 to 3.0 sleep first, then delay them: about twice the backoff).
     std::vector<TopicPartition> delay_after_sleep;
-    std::set<TopicPartition> partitions;
+    // The partitions fetched, in the order a request names them. One goes to
+    // the back when it is added, delayed, handled out of range or given data
+    // (PartitionStates.updateAndMoveToEnd), so that when the answer's limit
+    // binds, the partitions served first take turns.
+    std::vector<TopicPartition> partitions;
+    bool fetches(const TopicPartition& tp) const;
+    void remove(const TopicPartition& tp);
+    // To the back of the order, if fetched.
+    void move_to_back(const TopicPartition& tp);
     std::map<TopicPartition, sim::Time> delayed_until;
     // The partitions of the request in flight (or last sent), with the
     // leader epoch each was asked in, in the request's order.

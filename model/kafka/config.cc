@@ -205,7 +205,6 @@ constexpr KeyRule kBrokerRules[] = {
     {.key = "producer.purgatory.purge.interval.requests", .kind = Kind::integer},
     {.key = "queued.max.request.bytes", .kind = Kind::integer, .min = -1, .max = kMaxInt64},
     {.key = "queued.max.requests", .kind = Kind::integer, .min = 1},
-    {.key = "replica.fetch.response.max.bytes", .kind = Kind::integer},
     {.key = "replica.socket.receive.buffer.bytes", .kind = Kind::integer, .min = -1},
     {.key = "socket.receive.buffer.bytes", .kind = Kind::integer, .min = -1},
     {.key = "socket.request.max.bytes", .kind = Kind::integer, .min = 1},
@@ -375,6 +374,7 @@ const std::vector<std::string>& broker_keys_with_effect() {
       "replica.fetch.backoff.ms",
       "replica.fetch.max.bytes",
       "replica.fetch.min.bytes",
+      "replica.fetch.response.max.bytes",
       "replica.fetch.wait.max.ms",
       "replica.high.watermark.checkpoint.interval.ms",
       "replica.lag.time.max.ms",
@@ -875,6 +875,8 @@ BrokerConfig parse_broker_config(const Properties& props, VersionProfile version
       int32("replica.fetch.min.bytes", c.replica_fetch_min_bytes, 0, kMaxInt32, "bytes");
   c.replica_fetch_max_bytes =
       int32("replica.fetch.max.bytes", c.replica_fetch_max_bytes, 0, kMaxInt32, "bytes");
+  c.replica_fetch_response_max_bytes = int32("replica.fetch.response.max.bytes",
+                                             c.replica_fetch_response_max_bytes, 0, kMaxInt32, "bytes");
   c.replica_fetch_backoff_ms = int32("replica.fetch.backoff.ms", c.replica_fetch_backoff_ms, 0,
                                      kMaxInt32, "milliseconds");
   c.replica_socket_timeout_ms = int32("replica.socket.timeout.ms", c.replica_socket_timeout_ms, 1,

@@ -124,7 +124,8 @@ struct BrokerConfig {
   int64_t replica_lag_time_max_ms = 30000;  // 10000 before 2.5
   int32_t replica_fetch_wait_max_ms = 500;
   int32_t replica_fetch_min_bytes = 1;
-  int32_t replica_fetch_max_bytes = 1048576;
+  int32_t replica_fetch_max_bytes = 1048576;           // per partition (KIP-74)
+  int32_t replica_fetch_response_max_bytes = 10485760;  // the whole answer (KIP-74)
   int32_t replica_fetch_backoff_ms = 1000;
   int32_t replica_socket_timeout_ms = 30000;
   int64_t replica_high_watermark_checkpoint_interval_ms = 5000;

@@ -424,7 +424,8 @@ const Record* PartitionLog::at(Offset o) const {
   return &records_[static_cast<size_t>(o - log_start_)];
 }
 
-std::pair<size_t, size_t> PartitionLog::read_range(Offset from, Offset upto, int64_t max_bytes) const {
+std::pair<size_t, size_t> PartitionLog::read_range(Offset from, Offset upto, int64_t max_bytes,
+                                                   bool min_one) const {
   const Offset lo = std::max(from, log_start_);
   const Offset hi = std::min(upto, log_end());
   if (lo >= hi) return {0, 0};
@@ -452,33 +453,40 @@ std::pair<size_t, size_t> PartitionLog::read_range(Offset from, Offset upto, int
   if (end < last && !records_[end - 1].batch_end) {
     // The limit falls inside a batch. Kafka slices the segment's bytes and
     // the reader drops the incomplete batch the slice ends with
-    // (LogSegment.read, then the batch iterator); the first batch is read
-    // whole however large (minOneMessage).
+    // (LogSegment.read, then the batch iterator); with minOneMessage the
+    // first batch is read whole however large.
     size_t cut = end - 1;
     while (cut > first && !records_[cut - 1].batch_end) --cut;
     if (cut > first) {
       end = cut;
-    } else {
+    } else if (min_one) {
       while (end < last && !records_[end - 1].batch_end) ++end;
+    } else {
+      return {first, first};
     }
+  } else if (!min_one && records_[first].size > max_bytes) {
+    // The first record alone is over the limit (the walk above always takes
+    // it): a first batch that does not fit gives nothing.
+    return {first, first};
   }
   return {first, end};
 }
 
-std::vector<Record> PartitionLog::read(Offset from, Offset upto, int64_t max_bytes) const {
+std::vector<Record> PartitionLog::read(Offset from, Offset upto, int64_t max_bytes, bool min_one) const {
   std::vector<Record> out;
-  read_into(from, upto, max_bytes, out);
+  read_into(from, upto, max_bytes, min_one, out);
   return out;
 }
 
-void PartitionLog::read_into(Offset from, Offset upto, int64_t max_bytes, std::vector<Record>& out) const {
-  const auto [first, end] = read_range(from, upto, max_bytes);
+void PartitionLog::read_into(Offset from, Offset upto, int64_t max_bytes, bool min_one,
+                             std::vector<Record>& out) const {
+  const auto [first, end] = read_range(from, upto, max_bytes, min_one);
   out.assign(records_.begin() + static_cast<std::ptrdiff_t>(first),
              records_.begin() + static_cast<std::ptrdiff_t>(end));
 }
 
-int64_t PartitionLog::read_bytes(Offset from, Offset upto, int64_t max_bytes) const {
-  const auto [first, end] = read_range(from, upto, max_bytes);
+int64_t PartitionLog::read_bytes(Offset from, Offset upto, int64_t max_bytes, bool min_one) const {
+  const auto [first, end] = read_range(from, upto, max_bytes, min_one);
   if (first == end) return 0;
   return bytes_through_[end - 1] - (bytes_through_[first] - records_[first].size);
 }

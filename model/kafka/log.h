@@ -117,16 +117,19 @@ class PartitionLog {
   // The record at `o`, or null when outside [log_start, log_end).
   const Record* at(Offset o) const;
   // Records from `from` (inclusive) up to `upto` (exclusive), in whole
-  // batches: at most `max_bytes` of them by size, but always the whole first
-  // batch if any record is in range (a batch that does not fit is left out,
-  // as a reader drops the incomplete batch a byte slice ends with). Only
-  // `upto` may cut a batch (a consumer's high watermark).
-  std::vector<Record> read(Offset from, Offset upto, int64_t max_bytes) const;
+  // batches: at most `max_bytes` of them by size (a batch that does not fit
+  // is left out, as a reader drops the incomplete batch a byte slice ends
+  // with). With `min_one` (Kafka's minOneMessage) the whole first batch is
+  // read however large; without it, a first batch larger than `max_bytes`
+  // gives nothing (ReplicaManager.read answers an incomplete first batch with
+  // an empty one). Only `upto` may cut a batch (a consumer's high watermark).
+  std::vector<Record> read(Offset from, Offset upto, int64_t max_bytes, bool min_one = true) const;
   // The same records into `out` (replacing what it held): a vector returned
   // by value is written to the stack and read back, which stalled.
-  void read_into(Offset from, Offset upto, int64_t max_bytes, std::vector<Record>& out) const;
+  void read_into(Offset from, Offset upto, int64_t max_bytes, bool min_one,
+                 std::vector<Record>& out) const;
   // The bytes (by size) that read() with the same arguments would return.
-  int64_t read_bytes(Offset from, Offset upto, int64_t max_bytes) const;
+  int64_t read_bytes(Offset from, Offset upto, int64_t max_bytes, bool min_one) const;
   // Bytes held in [from, upto).
   int64_t bytes_between(Offset from, Offset upto) const;
   int64_t size_bytes() const;
@@ -212,7 +215,7 @@ class PartitionLog {
   // first when o is below every base). segments_ must not be empty.
   size_t segment_index(Offset o) const;
   // The positions in records_ that read() returns: [first, end).
-  std::pair<size_t, size_t> read_range(Offset from, Offset upto, int64_t max_bytes) const;
+  std::pair<size_t, size_t> read_range(Offset from, Offset upto, int64_t max_bytes, bool min_one) const;
   // Creates an empty segment file at `base` and makes it the active segment.
   void create_segment(Offset base);
   // LogSegment.shouldRoll (segment.jitter.ms = 0), then the roll.

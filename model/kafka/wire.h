@@ -90,11 +90,17 @@ struct FetchPartition {
   Offset fetch_offset;
   LeaderEpoch current_leader_epoch{-1};  // KIP-320; -1: not checked
   Offset log_start_offset{-1};           // the follower's (for the leader's bookkeeping)
+  // This partition's limit (KIP-74): replica.fetch.max.bytes, a consumer's
+  // max.partition.fetch.bytes. The first partition with data still gets its
+  // first batch whole (minOneMessage).
+  int32_t max_bytes = 1048576;
 };
 struct FetchRequest {
   BrokerId replica_id = kConsumerReplicaId;
   int32_t max_wait_ms = 500;
   int32_t min_bytes = 1;
+  // The whole answer's limit (KIP-74): replica.fetch.response.max.bytes, a
+  // consumer's fetch.max.bytes.
   int32_t max_bytes = 52428800;
   std::vector<FetchPartition> partitions;
 };

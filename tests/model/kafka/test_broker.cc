@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -566,6 +567,46 @@ TEST(KafkaBroker, APartitionInErrorWaitsAloneWhileTheFetcherGoesOn) {
   EXPECT_LE(errors, 6u);
 }
 
+// A follower catching up asks for replica.fetch.max.bytes a partition and
+// replica.fetch.response.max.bytes in all. A partition that got data goes to
+// the back of its fetcher's order (PartitionStates.updateAndMoveToEnd), so
+// when the answer's limit binds, the partitions take turns instead of the
+// first catching up alone.
+TEST(KafkaBroker, AFollowerCatchingUpServesItsPartitionsInTurn) {
+  // Two batches of 70 bytes to an answer.
+  Cluster c({.brokers = 2, .broker_properties = {{"replica.fetch.response.max.bytes", "140"}}});
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 3, 2, {}, {{0, {1, 2}}, {1, {1, 2}}, {2, {1, 2}}}), ErrorCode::none);
+  // Broker 2 follows all three (its LeaderAndIsr has come) before the cut.
+  ASSERT_TRUE(c.run_until(
+      [&] {
+        for (int32_t p = 0; p < 3; ++p) {
+          if (c.broker(2)->partition({"t", p}) == nullptr) return false;
+        }
+        return true;
+      },
+      Duration::seconds(30)));
+  cut(c, 1, 2);
+  for (int32_t p = 0; p < 3; ++p) {
+    for (uint64_t v = 0; v < 6; ++v) {
+      const auto r = c.produce({"t", p}, {v}, 1);
+      ASSERT_TRUE(r.has_value()) << p << " " << v;
+      ASSERT_EQ(r->error, ErrorCode::none);
+    }
+  }
+  c.world().network().heal();
+  const Broker& follower = *c.broker(2);
+  const auto log_end = [&](int32_t p) { return follower.partition({"t", p})->log().log_end().value; };
+  // Each answer carries two batches: when the first partition has all six,
+  // the others have had their turns.
+  ASSERT_TRUE(c.run_until([&] { return log_end(0) == 6 || log_end(1) == 6 || log_end(2) == 6; },
+                          Duration::seconds(60)));
+  for (int32_t p = 0; p < 3; ++p) EXPECT_GE(log_end(p), 4) << "t-" << p;
+  ASSERT_TRUE(c.run_until([&] { return log_end(0) == 6 && log_end(1) == 6 && log_end(2) == 6; },
+                          Duration::seconds(10)));
+}
+
 // Two brokers; t-0 led by broker 1, broker 2 its follower in the ISR.
 // `in_epoch(e)` is the LeaderAndIsr a controller would send for epoch e with
 // the same leader and ISR (the ZooKeeper controller bumps the epoch when it
@@ -862,6 +903,115 @@ TEST(KafkaBroker, ConsumersReadUpToTheHighWatermarkOnly) {
   f.max_wait_ms = 0;
   EXPECT_EQ(std::get<FetchResponse>(*c.request(follower, f)).partitions.at(0).error,
             ErrorCode::not_leader_for_partition);
+}
+
+// --- fetch limits (KIP-74) ------------------------------------------------------------
+
+// A started one-broker cluster whose topic "t" has three partitions, each
+// holding four one-record batches of 70 bytes.
+bool start_with_three_partitions_of_four_batches(Cluster& c) {
+  c.start();
+  if (c.create_topic("t", 3, 1) != ErrorCode::none) return false;
+  for (int32_t p = 0; p < 3; ++p) {
+    for (uint64_t v = 0; v < 4; ++v) {
+      const auto r = c.produce({"t", p}, {static_cast<uint64_t>(p) * 10 + v}, 1);
+      if (!r || r->error != ErrorCode::none) return false;
+    }
+  }
+  return true;
+}
+
+// A consumer fetch of t-0, t-1 and t-2 from the given offsets, each with
+// `partition_max` bytes, the answer with `answer_max`.
+FetchRequest fetch_three(std::array<int64_t, 3> from, int32_t partition_max, int32_t answer_max,
+                         int32_t max_wait_ms = 0, int32_t min_bytes = 1) {
+  FetchRequest f;
+  f.max_wait_ms = max_wait_ms;
+  f.min_bytes = min_bytes;
+  f.max_bytes = answer_max;
+  for (int32_t p = 0; p < 3; ++p) {
+    f.partitions.push_back({{"t", p}, Offset{from[static_cast<size_t>(p)]}, LeaderEpoch{-1}, Offset{-1},
+                            partition_max});
+  }
+  return f;
+}
+
+// How many records the answer gave each partition, in the request's order.
+std::vector<size_t> record_counts(const std::optional<Response>& r) {
+  std::vector<size_t> counts;
+  if (!r) return counts;
+  for (const FetchPartitionResponse& p : std::get<FetchResponse>(*r).partitions) {
+    counts.push_back(p.records.size());
+  }
+  return counts;
+}
+
+// ReplicaManager.readFromLocalLog: each partition reads at most its own
+// limit and what the partitions before it left of the answer's; the first
+// partition with data gets its first batch whole whatever the limits
+// (minOneMessage), the others only what fits.
+TEST(KafkaBroker, AFetchReadsEachPartitionWithinItsOwnLimitAndTheAnswers) {
+  Cluster c({.brokers = 1});
+  ASSERT_TRUE(start_with_three_partitions_of_four_batches(c));
+  using Counts = std::vector<size_t>;
+  // Two batches a partition; the answer's 350 bytes leave one for the third.
+  EXPECT_EQ(record_counts(c.request(1, fetch_three({0, 0, 0}, 150, 350))), (Counts{2, 2, 1}));
+  // The same with room for all: two each.
+  EXPECT_EQ(record_counts(c.request(1, fetch_three({0, 0, 0}, 150, 52428800))), (Counts{2, 2, 2}));
+  // A partition limit below one batch: the first partition gets its first
+  // batch, the others nothing.
+  EXPECT_EQ(record_counts(c.request(1, fetch_three({0, 0, 0}, 50, 52428800))), (Counts{1, 0, 0}));
+  // The first partition has nothing new: the first batch goes to the next.
+  EXPECT_EQ(record_counts(c.request(1, fetch_three({4, 0, 0}, 50, 52428800))), (Counts{0, 1, 0}));
+  // An answer limit of 0: still the first batch of the first with data.
+  EXPECT_EQ(record_counts(c.request(1, fetch_three({0, 0, 0}, 1048576, 0))), (Counts{1, 0, 0}));
+  // The answer's limit used up by the first partition: the next read nothing.
+  EXPECT_EQ(record_counts(c.request(1, fetch_three({0, 0, 0}, 1048576, 280))), (Counts{4, 0, 0}));
+}
+
+// A fetch that has just come is answered when what it reads reaches
+// min_bytes (ReplicaManager.fetchMessages). Once waiting, it counts the
+// bytes there are, each partition's capped at its own limit but not at the
+// answer's (DelayedFetch.tryComplete): the next append completes it, and it
+// is answered with what the limits let it read.
+TEST(KafkaBroker, AWaitingFetchCountsTheBytesThereAreNotTheBytesItWouldRead) {
+  Cluster c({.brokers = 1});
+  ASSERT_TRUE(start_with_three_partitions_of_four_batches(c));
+  // The answer's 100 bytes read one batch (70) of the 280 in t-0: below
+  // min_bytes (200), so the fetch waits.
+  const sim::Time start = c.world().now();
+  std::optional<sim::Time> answered;
+  std::vector<size_t> counts;
+  c.send(1, fetch_three({0, 4, 4}, 1048576, 100, /*max_wait_ms=*/20000, /*min_bytes=*/200),
+         [&](SendError e, const Response* r) {
+           if (e != SendError::none || r == nullptr) return;
+           answered = c.world().now();
+           counts = record_counts(*r);
+         },
+         true, /*connection=*/1);
+  c.run_for(Duration::seconds(2));
+  EXPECT_FALSE(answered) << "answered at once with 70 of the 200 bytes it waits for";
+  // An append to t-1: the waiting fetch now counts 280 + 70 bytes, and is
+  // answered with the one batch the answer's limit lets it read.
+  ASSERT_EQ(c.produce({"t", 1}, {99}, 1)->error, ErrorCode::none);
+  c.run_for(Duration::millis(100));
+  ASSERT_TRUE(answered);
+  EXPECT_LT(*answered - start, Duration::seconds(3));
+  EXPECT_EQ(counts, (std::vector<size_t>{1, 0, 0}));
+  // Each partition's share is capped at its own limit: with 50 a partition,
+  // 4 x 50 are not enough for 200 and the fetch waits its whole max wait.
+  answered.reset();
+  const sim::Time again = c.world().now();
+  c.send(1, fetch_three({0, 0, 4}, 50, 52428800, /*max_wait_ms=*/5000, /*min_bytes=*/200),
+         [&](SendError e, const Response* r) {
+           if (e == SendError::none && r != nullptr) answered = c.world().now();
+         },
+         true, /*connection=*/1);
+  c.run_for(Duration::seconds(1));
+  ASSERT_EQ(c.produce({"t", 2}, {98}, 1)->error, ErrorCode::none);
+  c.run_for(Duration::seconds(6));
+  ASSERT_TRUE(answered);
+  EXPECT_GE(*answered - again, Duration::seconds(5));
 }
 
 // acks=0: the broker appends and answers nothing, and the connection goes on

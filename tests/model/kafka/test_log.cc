@@ -394,9 +394,9 @@ TEST(KafkaLog, ReadHonoursMaxBytesButAlwaysReturnsOneRecord) {
 
   // read_into replaces what the vector held, and an empty range empties it.
   std::vector<Record> into = log.read(Offset{0}, Offset{4}, 1'000);
-  log.read_into(Offset{1}, Offset{3}, 1'000, into);
+  log.read_into(Offset{1}, Offset{3}, 1'000, true, into);
   EXPECT_EQ(offsets_of(into), (std::vector<int64_t>{1, 2}));
-  log.read_into(Offset{4}, Offset{10}, 1'000, into);
+  log.read_into(Offset{4}, Offset{10}, 1'000, true, into);
   EXPECT_TRUE(into.empty());
 
   EXPECT_EQ(log.bytes_between(Offset{0}, Offset{4}), 400);
@@ -407,7 +407,8 @@ TEST(KafkaLog, ReadHonoursMaxBytesButAlwaysReturnsOneRecord) {
 
 // read takes a short range record by record and a long one by binary search:
 // both must stop where the budget does, at a batch's end, checked against a
-// plain running sum over the pieces of batches in range.
+// plain running sum over the pieces of batches in range; with min_one the
+// first piece is taken whatever its size, without it only if it fits.
 TEST(KafkaLog, ReadStopsAtTheBudgetOverShortAndLongRanges) {
   Bed bed;
   for (int32_t size : {10, 70, 30, 100, 5, 60, 45, 80, 20, 90, 15, 50}) bed.produce(2, size);
@@ -418,27 +419,32 @@ TEST(KafkaLog, ReadStopsAtTheBudgetOverShortAndLongRanges) {
   ASSERT_EQ(all.size(), 37u);
   for (int64_t from = 0; from <= 37; ++from) {
     for (int64_t upto = from; upto <= 38; ++upto) {
-      for (int64_t max_bytes : {int64_t{1}, int64_t{45}, int64_t{100}, int64_t{333}, int64_t{1'000}}) {
-        // Whole pieces: a piece ends with its batch or at `upto`; the first
-        // is always taken, the others while the total stays within budget.
-        std::vector<int64_t> want;
-        std::vector<int64_t> piece;
-        int64_t total = 0;
-        int64_t piece_bytes = 0;
-        const int64_t hi = std::min<int64_t>(upto, 37);
-        for (int64_t o = from; o < hi; ++o) {
-          const Record& r = all[static_cast<size_t>(o)];
-          piece.push_back(o);
-          piece_bytes += r.size;
-          if (!r.batch_end && o + 1 < hi) continue;
-          if (!want.empty() && total + piece_bytes > max_bytes) break;
-          want.insert(want.end(), piece.begin(), piece.end());
-          total += piece_bytes;
-          piece.clear();
-          piece_bytes = 0;
+      for (int64_t max_bytes : {int64_t{0}, int64_t{1}, int64_t{45}, int64_t{100}, int64_t{333},
+                                int64_t{1'000}}) {
+        for (bool min_one : {true, false}) {
+          // Whole pieces: a piece ends with its batch or at `upto`; the first
+          // is taken with min_one, the others (and without min_one, the first
+          // too) while the total stays within budget.
+          std::vector<int64_t> want;
+          std::vector<int64_t> piece;
+          int64_t total = 0;
+          int64_t piece_bytes = 0;
+          const int64_t hi = std::min<int64_t>(upto, 37);
+          for (int64_t o = from; o < hi; ++o) {
+            const Record& r = all[static_cast<size_t>(o)];
+            piece.push_back(o);
+            piece_bytes += r.size;
+            if (!r.batch_end && o + 1 < hi) continue;
+            if ((!want.empty() || !min_one) && total + piece_bytes > max_bytes) break;
+            want.insert(want.end(), piece.begin(), piece.end());
+            total += piece_bytes;
+            piece.clear();
+            piece_bytes = 0;
+          }
+          EXPECT_EQ(offsets_of(log.read(Offset{from}, Offset{upto}, max_bytes, min_one)), want)
+              << "from " << from << " upto " << upto << " max_bytes " << max_bytes << " min_one "
+              << min_one;
         }
-        EXPECT_EQ(offsets_of(log.read(Offset{from}, Offset{upto}, max_bytes)), want)
-            << "from " << from << " upto " << upto << " max_bytes " << max_bytes;
       }
     }
   }
@@ -453,19 +459,29 @@ TEST(KafkaLog, ReadBytesCountsWhatReadReturns) {
   PartitionLog& log = bed.log();
   for (int64_t from = 0; from <= 6; ++from) {
     for (int64_t upto = 0; upto <= 6; ++upto) {
-      for (int64_t max_bytes : {int64_t{1}, int64_t{99}, int64_t{100}, int64_t{139}, int64_t{140},
-                                int64_t{250}, int64_t{1'000}, INT64_MAX}) {
-        int64_t expected = 0;
-        for (const Record& r : log.read(Offset{from}, Offset{upto}, max_bytes)) expected += r.size;
-        EXPECT_EQ(log.read_bytes(Offset{from}, Offset{upto}, max_bytes), expected)
-            << "from " << from << " upto " << upto << " max_bytes " << max_bytes;
+      for (int64_t max_bytes : {int64_t{0}, int64_t{1}, int64_t{99}, int64_t{100}, int64_t{139},
+                                int64_t{140}, int64_t{250}, int64_t{1'000}, INT64_MAX}) {
+        for (bool min_one : {true, false}) {
+          int64_t expected = 0;
+          for (const Record& r : log.read(Offset{from}, Offset{upto}, max_bytes, min_one)) {
+            expected += r.size;
+          }
+          EXPECT_EQ(log.read_bytes(Offset{from}, Offset{upto}, max_bytes, min_one), expected)
+              << "from " << from << " upto " << upto << " max_bytes " << max_bytes << " min_one "
+              << min_one;
+        }
       }
     }
   }
-  EXPECT_EQ(log.read_bytes(Offset{3}, Offset{5}, 50), 80);   // the first batch, whole
-  EXPECT_EQ(log.read_bytes(Offset{0}, Offset{5}, 1), 300);
-  EXPECT_EQ(log.read_bytes(Offset{0}, Offset{5}, 350), 300);  // the second does not fit
-  EXPECT_EQ(log.read_bytes(Offset{4}, Offset{5}, 1), 40);     // from inside a batch
+  EXPECT_EQ(log.read_bytes(Offset{3}, Offset{5}, 50, true), 80);   // the first batch, whole
+  EXPECT_EQ(log.read_bytes(Offset{3}, Offset{5}, 50, false), 0);   // unless it must fit
+  EXPECT_EQ(log.read_bytes(Offset{3}, Offset{5}, 80, false), 80);
+  EXPECT_EQ(log.read_bytes(Offset{0}, Offset{5}, 1, true), 300);
+  EXPECT_EQ(log.read_bytes(Offset{0}, Offset{5}, 299, false), 0);
+  EXPECT_EQ(log.read_bytes(Offset{0}, Offset{5}, 350, true), 300);  // the second does not fit
+  EXPECT_EQ(log.read_bytes(Offset{4}, Offset{5}, 1, true), 40);     // from inside a batch
+  EXPECT_EQ(log.read_bytes(Offset{4}, Offset{5}, 39, false), 0);
+  EXPECT_EQ(log.read_bytes(Offset{0}, Offset{5}, 0, false), 0);     // a limit used up
 }
 
 // Kafka answers a fetch in whole batches: it slices the segment's bytes, and
