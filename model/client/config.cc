@@ -20,6 +20,7 @@
 //   max.in.flight          = max.in.flight.requests.per.connection (librdkafka)
 //   compression.codec      = compression.type            (librdkafka; no effect)
 //   fetch.wait.max.ms      = fetch.max.wait.ms           (Java's name)
+//   fetch.message.max.bytes = max.partition.fetch.bytes  (librdkafka; Java's name)
 //   request.timeout.ms     = socket.timeout.ms           (consumer only, see below)
 //   retry.backoff.ms       = fetch.error.backoff.ms      (consumer only, see below)
 //
@@ -200,6 +201,7 @@ constexpr Alias kProducerAliases[] = {
 constexpr Alias kConsumerAliases[] = {
     {"bootstrap.servers", "metadata.broker.list"},
     {"fetch.wait.max.ms", "fetch.max.wait.ms"},
+    {"fetch.message.max.bytes", "max.partition.fetch.bytes"},
     {"request.timeout.ms", "socket.timeout.ms"},
     {"retry.backoff.ms", "fetch.error.backoff.ms"},
 };
@@ -381,13 +383,7 @@ struct NotModelled {
 };
 
 constexpr NotModelled kNotModelled[] = {
-    {"fetch.message.max.bytes", Role::consumer,
-     "a per-partition fetch limit is not modelled; the model's fetches have only the total "
-     "limit fetch.max.bytes"},
     {"group.instance.id", Role::consumer, "static group membership (KIP-345) is not modelled"},
-    {"max.partition.fetch.bytes", Role::consumer,
-     "a per-partition fetch limit is not modelled; the model's fetches have only the total "
-     "limit fetch.max.bytes"},
     {"queue.buffering.max.kbytes", Role::producer,
      "a bounded producer queue is not modelled; the model's producer queue is unbounded"},
     {"queue.buffering.max.messages", Role::producer,
@@ -455,6 +451,7 @@ const std::vector<std::string>& consumer_keys_with_effect() {
       "fetch.min.bytes",
       "fetch.wait.max.ms",
       "fetch.max.bytes",
+      "fetch.message.max.bytes",
       "request.timeout.ms",
       "retry.backoff.ms",
       "enable.auto.commit",
@@ -784,6 +781,12 @@ ConsumerConfig parse_consumer_config(const Properties& props, ConsumerConfig def
       get_int32(props, fetch_wait_key, c.fetch_wait_max_ms, 0, 300000, "milliseconds");
   c.fetch_max_bytes =
       get_int32(props, "fetch.max.bytes", c.fetch_max_bytes, 0, 2147483135, "bytes");
+  // librdkafka's spelling with its range; Java's with Java's (atLeast(0)).
+  const std::string partition_bytes_key = key("fetch.message.max.bytes");
+  c.max_partition_fetch_bytes =
+      partition_bytes_key == "fetch.message.max.bytes"
+          ? get_int32(props, partition_bytes_key, c.max_partition_fetch_bytes, 1, 1000000000, "bytes")
+          : get_int32(props, partition_bytes_key, c.max_partition_fetch_bytes, 0, kMaxInt32, "bytes");
 
   // Each spelling with its own client's range: socket.timeout.ms is
   // librdkafka's (10 .. 300000), request.timeout.ms Java's (positive).

@@ -80,7 +80,11 @@ struct ConsumerConfig {
   Reset auto_offset_reset = Reset::latest;  // auto.offset.reset (smallest/largest accepted)
   int32_t fetch_min_bytes = 1;              // fetch.min.bytes
   int32_t fetch_wait_max_ms = 500;          // fetch.wait.max.ms / fetch.max.wait.ms
-  int32_t fetch_max_bytes = 52428800;       // fetch.max.bytes
+  int32_t fetch_max_bytes = 52428800;       // fetch.max.bytes: the whole answer
+  // max.partition.fetch.bytes / fetch.message.max.bytes: each partition's
+  // share of an answer (KIP-74; the first partition with data still gets
+  // its first batch whole).
+  int32_t max_partition_fetch_bytes = 1048576;
   int32_t request_timeout_ms = 30000;       // request.timeout.ms / socket.timeout.ms
   int32_t retry_backoff_ms = 100;           // retry.backoff.ms / fetch.error.backoff.ms
   bool enable_auto_commit = true;           // enable.auto.commit

@@ -44,7 +44,22 @@ void Consumer::assign(const std::vector<TopicPartition>& partitions) {
   }
   std::erase_if(reset_retry_at_ms_, [this](const auto& e) { return assigned_.count(e.first) == 0; });
   for (const TopicPartition& tp : assigned_) metadata_.add_topic(tp.topic);
+  sync_fetch_order();
   pump();
+}
+
+void Consumer::sync_fetch_order() {
+  std::erase_if(fetch_order_, [this](const TopicPartition& tp) { return assigned_.count(tp) == 0; });
+  if (fetch_order_.size() == assigned_.size()) return;
+  const std::set<TopicPartition> ordered(fetch_order_.begin(), fetch_order_.end());
+  for (const TopicPartition& tp : assigned_) {
+    if (ordered.count(tp) == 0) fetch_order_.push_back(tp);
+  }
+}
+
+void Consumer::move_to_back(const TopicPartition& tp) {
+  auto it = std::find(fetch_order_.begin(), fetch_order_.end(), tp);
+  if (it != fetch_order_.end()) std::rotate(it, it + 1, fetch_order_.end());
 }
 
 void Consumer::assign_topic(const std::string& topic) {
@@ -69,6 +84,7 @@ void Consumer::on_metadata() {
     const int32_t n = metadata_.partition_count(t);
     for (int32_t p = 0; p < n; ++p) assigned_.insert({t, p});
   }
+  sync_fetch_order();
   pump();
 }
 
@@ -220,17 +236,19 @@ void Consumer::fetch_from(BrokerId leader) {
   // The offset each partition was fetched from: an answer for a partition
   // whose position has moved since (a seek, a new assignment) is stale and
   // dropped, as the Java client's Fetcher drops it.
-  req.partitions.reserve(assigned_.size());
-  // Built in assigned_ order, so sorted as assigned_ is.
+  req.partitions.reserve(fetch_order_.size());
   std::vector<std::pair<TopicPartition, int64_t>> fetched_from;
-  fetched_from.reserve(assigned_.size());
-  for (const TopicPartition& tp : assigned_) {
+  fetched_from.reserve(fetch_order_.size());
+  for (const TopicPartition& tp : fetch_order_) {
     auto pos = positions_.find(tp);
     if (metadata_.leader_id(tp) != leader || pos == positions_.end()) continue;
-    req.partitions.push_back({tp, kafka::Offset{pos->second}, kafka::LeaderEpoch{-1}, kafka::Offset{-1}});
+    req.partitions.push_back({tp, kafka::Offset{pos->second}, kafka::LeaderEpoch{-1}, kafka::Offset{-1},
+                              config_.max_partition_fetch_bytes});
     fetched_from.emplace_back(tp, pos->second);
   }
   if (req.partitions.empty()) return;
+  // Sorted, to be looked up by partition.
+  std::sort(fetched_from.begin(), fetched_from.end());
   fetching_.insert(leader);
   net_.send(leader, *address, std::move(req),
             [this, leader, fetched_from = std::move(fetched_from)](kafka::SendError e, const kafka::Response* r) {
@@ -248,6 +266,8 @@ void Consumer::fetch_from(BrokerId leader) {
       auto from = std::lower_bound(fetched_from.begin(), fetched_from.end(), p.tp,
                                    [](const auto& f, const TopicPartition& tp) { return f.first < tp; });
       if (from == fetched_from.end() || !(from->first == p.tp) || from->second != pos->second) continue;
+      // Fetcher: a partition that got bytes, or an error, goes to the back.
+      if (p.error != ErrorCode::none || !p.records.empty()) move_to_back(p.tp);
       switch (p.error) {
         case ErrorCode::none:
           for (const kafka::Record& rec : p.records) {

@@ -88,6 +88,10 @@ class Consumer {
   void schedule_pump(int64_t at_ms);
   int64_t now_ms() const { return ctx_.now().us() / 1000; }
   void event(const std::string& name, int32_t node);
+  // fetch_order_ after assigned_ changed: the partitions no longer assigned
+  // leave it, new ones join at the back (in assigned_'s order).
+  void sync_fetch_order();
+  void move_to_back(const kafka::TopicPartition& tp);
 
   sim::ProcessContext& ctx_;
   ConsumerConfig config_;
@@ -96,6 +100,11 @@ class Consumer {
   Metadata metadata_;
   std::set<std::string> whole_topics_;
   std::set<kafka::TopicPartition> assigned_;
+  // assigned_ in the order a fetch names them: a partition that got records
+  // or an error goes to the back (the Java client's
+  // SubscriptionState.movePartitionToEnd), so that when fetch.max.bytes
+  // binds, the partitions served first take turns.
+  std::vector<kafka::TopicPartition> fetch_order_;
   std::map<kafka::TopicPartition, int64_t> positions_;
   std::set<kafka::BrokerId> fetching_;     // a fetch in flight to this leader
   std::set<kafka::BrokerId> resetting_;    // a ListOffsets in flight to this leader

@@ -188,6 +188,7 @@ TEST(ClientConfigConsumer, DefaultsAreLibrdkafkas) {
   EXPECT_EQ(c.fetch_min_bytes, 1);
   EXPECT_EQ(c.fetch_wait_max_ms, 500);
   EXPECT_EQ(c.fetch_max_bytes, 52428800);
+  EXPECT_EQ(c.max_partition_fetch_bytes, 1048576);
   EXPECT_EQ(c.request_timeout_ms, 30000);
   EXPECT_EQ(c.retry_backoff_ms, 100);
   EXPECT_TRUE(c.enable_auto_commit);
@@ -289,6 +290,7 @@ TEST(ClientConfigConsumer, EveryKeyWithEffect) {
       {"fetch.min.bytes", "1024"},
       {"fetch.wait.max.ms", "100"},
       {"fetch.max.bytes", "1048576"},
+      {"fetch.message.max.bytes", "65536"},
       {"request.timeout.ms", "20000"},
       {"retry.backoff.ms", "50"},
       {"enable.auto.commit", "false"},
@@ -309,6 +311,7 @@ TEST(ClientConfigConsumer, EveryKeyWithEffect) {
   EXPECT_EQ(c.fetch_min_bytes, 1024);
   EXPECT_EQ(c.fetch_wait_max_ms, 100);
   EXPECT_EQ(c.fetch_max_bytes, 1048576);
+  EXPECT_EQ(c.max_partition_fetch_bytes, 65536);
   EXPECT_EQ(c.request_timeout_ms, 20000);
   EXPECT_EQ(c.retry_backoff_ms, 50);
   EXPECT_FALSE(c.enable_auto_commit);
@@ -344,6 +347,18 @@ TEST(ClientConfigAliases, ConsumerAliases) {
   EXPECT_EQ(consumer({{"fetch.max.wait.ms", "250"}}).fetch_wait_max_ms, 250);
   EXPECT_EQ(consumer({{"socket.timeout.ms", "60000"}}).request_timeout_ms, 60000);
   EXPECT_EQ(consumer({{"fetch.error.backoff.ms", "500"}}).retry_backoff_ms, 500);
+  EXPECT_EQ(consumer({{"max.partition.fetch.bytes", "2048"}}).max_partition_fetch_bytes, 2048);
+  // max.partition.fetch.bytes has Java's range (atLeast(0)), fetch.message.max.bytes
+  // librdkafka's (1 .. 1000000000).
+  EXPECT_EQ(consumer({{"max.partition.fetch.bytes", "0"}}).max_partition_fetch_bytes, 0);
+  EXPECT_EQ(consumer({{"max.partition.fetch.bytes", "2000000000"}}).max_partition_fetch_bytes,
+            2000000000);
+  expect_error(consumer_error({{"max.partition.fetch.bytes", "-1"}}), "max.partition.fetch.bytes",
+               {"non-negative", "got '-1'"});
+  expect_error(consumer_error({{"fetch.message.max.bytes", "0"}}), "fetch.message.max.bytes",
+               {"expected a positive integer (bytes, at most 1000000000)", "got '0'"});
+  expect_error(consumer_error({{"fetch.message.max.bytes", "1000000001"}}), "fetch.message.max.bytes",
+               {"at most 1000000000", "got '1000000001'"});
   // fetch.error.backoff.ms takes 0, retry.backoff.ms does not (librdkafka's ranges).
   EXPECT_EQ(consumer({{"fetch.error.backoff.ms", "0"}}).retry_backoff_ms, 0);
   expect_error(consumer_error({{"retry.backoff.ms", "0"}}), "retry.backoff.ms",
@@ -381,6 +396,7 @@ TEST(ClientConfigAliases, BothSpellingsAreAnError) {
   } consumer_pairs[] = {
       {"bootstrap.servers", "metadata.broker.list", "a:1"},
       {"fetch.wait.max.ms", "fetch.max.wait.ms", "100"},
+      {"fetch.message.max.bytes", "max.partition.fetch.bytes", "1048576"},
       {"request.timeout.ms", "socket.timeout.ms", "30000"},
       {"retry.backoff.ms", "fetch.error.backoff.ms", "100"},
   };
@@ -784,8 +800,6 @@ TEST(ClientConfigKeys, NotModelledAreRefusedWithTheReason) {
     const char* message;
   } consumer_cases[] = {
       {"group.instance.id", "i1", "static group membership"},
-      {"max.partition.fetch.bytes", "1048576", "per-partition fetch limit"},
-      {"fetch.message.max.bytes", "1048576", "per-partition fetch limit"},
       {"sasl.username", "u", "SSL and SASL are not modelled"},
   };
   for (const auto& c : consumer_cases) {

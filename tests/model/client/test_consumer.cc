@@ -247,5 +247,57 @@ TEST(ConsumerConnection, AnUnansweredConnectIsGivenUpAfterTheSetupTimeout) {
   EXPECT_EQ(r.read_of_ten(), 10u);
 }
 
+// --- fetch limits (KIP-74) ------------------------------------------------------------
+
+// One broker, topic "t" with three partitions of six one-record batches
+// (70 bytes) each, and a consumer reading the topic from the start with
+// `properties`. Returns the partitions of the first `n` records it read, in
+// the order it read them.
+std::vector<int32_t> first_partitions_read(const std::map<std::string, std::string>& properties,
+                                           size_t n) {
+  Cluster c({.zookeepers = 1, .brokers = 1, .seed = 5});
+  c.start();
+  EXPECT_TRUE(c.await_ready());
+  EXPECT_EQ(c.create_topic("t", 3, 1), ErrorCode::none);
+  for (int32_t p = 0; p < 3; ++p) {
+    for (uint64_t v = 0; v < 6; ++v) EXPECT_EQ(c.produce({"t", p}, {v}, 1)->error, ErrorCode::none);
+  }
+  model::Properties props;
+  for (const auto& [key, value] : properties) props.values[key] = value;
+  props.values["bootstrap.servers"] = "10.0.1.1:9092";
+  props.values["auto.offset.reset"] = "earliest";
+  const client::ConsumerConfig config = client::parse_consumer_config(props);
+  check::History history;
+  const sim::ProcessId pid =
+      c.world().add_process(c.world().add_host("reader", "10.0.9.8"), "consumer", [config, &history] {
+        return std::make_unique<RecordingConsumer>(config, "t", &history);
+      });
+  c.world().start(pid);
+  c.run_for(Duration::seconds(5));
+  std::vector<int32_t> partitions;
+  for (const check::Op& op : history.ops()) {
+    if (op.f == check::OpFunction::poll && partitions.size() < n) partitions.push_back(op.partition);
+  }
+  return partitions;
+}
+
+// fetch.max.bytes binds: each answer has room for two batches, which the
+// first partition with data takes; a partition that got records goes to the
+// back of the next fetch (Fetcher: SubscriptionState.movePartitionToEnd), so
+// the partitions take turns rather than the first being read to its end.
+TEST(ConsumerFetch, PartitionsTakeTurnsWhenTheAnswersLimitBinds) {
+  EXPECT_EQ(first_partitions_read({{"fetch.max.bytes", "140"}}, 9),
+            (std::vector<int32_t>{0, 0, 1, 1, 2, 2, 0, 0, 1}));
+}
+
+// max.partition.fetch.bytes (fetch.message.max.bytes) binds: one batch from
+// each partition an answer.
+TEST(ConsumerFetch, EachPartitionGetsItsOwnLimit) {
+  EXPECT_EQ(first_partitions_read({{"max.partition.fetch.bytes", "70"}}, 6),
+            (std::vector<int32_t>{0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(first_partitions_read({{"fetch.message.max.bytes", "100"}}, 6),
+            (std::vector<int32_t>{0, 1, 2, 0, 1, 2}));
+}
+
 }  // namespace
 }  // namespace kafka::testing
