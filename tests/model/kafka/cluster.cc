@@ -49,9 +49,9 @@ Cluster::Cluster(ClusterOptions o) : options_(std::move(o)), world_(options_.see
     }
     if (props.count("listeners") == 0) props["listeners"] = "PLAINTEXT://:9092";
     if (props.count("log.dirs") == 0) props["log.dirs"] = "/var/lib/kafka/data";
-    const BrokerConfig config = parse_broker_config(
-        model::from_map(props, fmt::format("broker {} properties", id)), options_.version);
-    configs_[id] = config;
+    properties_[id] = props;
+    configs_[id] = parse_broker_config(model::from_map(props, fmt::format("broker {} properties", id)),
+                                       options_.version);
     sim::HostId host;
     if (options_.brokers_share_host) {
       if (!shared_host_) shared_host_ = world_.add_host("kafka", "10.0.1.1");
@@ -61,11 +61,21 @@ Cluster::Cluster(ClusterOptions o) : options_(std::move(o)), world_(options_.see
     } else {
       host = world_.add_host(fmt::format("kafka{}", id), broker_address(id));
     }
-    broker_procs_[id] = world_.add_process(host, fmt::format("kafka-{}", id), broker_factory(config));
+    // The configuration as it is when the broker starts: reconfigure_broker
+    // edits it for the next start, as an edit of server.properties would.
+    broker_procs_[id] = world_.add_process(host, fmt::format("kafka-{}", id),
+                                           [this, id] { return broker_factory(configs_.at(id))(); });
   }
   const sim::HostId client_host = world_.add_host("client", "10.0.9.1");
   client_proc_ = world_.add_process(client_host, "client",
                                     [] { return std::make_unique<ClientProcess>(); });
+}
+
+void Cluster::reconfigure_broker(BrokerId id, const std::map<std::string, std::string>& changes) {
+  std::map<std::string, std::string>& props = properties_.at(id);
+  for (const auto& [key, value] : changes) props[key] = value;
+  configs_[id] = parse_broker_config(model::from_map(props, fmt::format("broker {} properties", id)),
+                                     options_.version);
 }
 
 std::vector<BrokerId> Cluster::broker_ids() const {

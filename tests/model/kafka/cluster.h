@@ -89,6 +89,9 @@ class Cluster {
   // The brokers other than `b` (e.g. the controller), in id order.
   std::vector<BrokerId> broker_ids_except(BrokerId b) const;
   const BrokerConfig& broker_config(BrokerId id) const { return configs_.at(id); }
+  // Changes broker `id`'s properties from its next start on (a running
+  // broker keeps the configuration it started with).
+  void reconfigure_broker(BrokerId id, const std::map<std::string, std::string>& changes);
   void kill_broker(BrokerId id) { world_.kill(broker_process(id)); }
   void start_broker(BrokerId id) { world_.start(broker_process(id)); }
   // SIGTERM with a grace period (docker stop waits 10 s).
@@ -150,6 +153,7 @@ class Cluster {
   std::vector<sim::ProcessId> zk_procs_;
   std::vector<std::string> zk_addresses_;
   std::map<BrokerId, sim::ProcessId> broker_procs_;
+  std::map<BrokerId, std::map<std::string, std::string>> properties_;
   std::map<BrokerId, BrokerConfig> configs_;
   sim::ProcessId client_proc_;
   std::optional<sim::HostId> shared_host_;

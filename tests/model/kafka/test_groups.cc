@@ -5,6 +5,7 @@
 // errors a member sees.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "kafka/cluster.h"
@@ -626,6 +627,103 @@ TEST(KafkaGroups, GroupMaxSizeWhileARebalanceIsPrepared) {
       EXPECT_EQ(j2b.member_id, "");
       EXPECT_EQ(gc.members("g"),
                 (std::vector<std::string>{id1, as<JoinGroupResponse>(j3).member_id}));
+    }
+    EXPECT_EQ(gc.generation("g"), 3);
+  }
+}
+
+// Sessions that outlast a coordinator's controlled shutdown and the next
+// one's load, without heartbeats.
+const std::vector<JoinGroupProtocol> kRange = {{"range", "sub:t"}};
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+constexpr int32_t kLongSession = 120000;
+
+// A coordinator that loads a group with more members than its
+// group.max.size (the operator lowered it and restarted the brokers, then
+// the coordinator moved) prepares a rebalance. 2.2 (KIP-389) sheds members
+// while the group is over the limit: a member that rejoins before the group
+// is back to group.max.size is turned away and removed. From 2.6
+// (KAFKA-9885) the first members to rejoin keep their places and the last
+// is turned away.
+TEST(KafkaGroups, ALoadedGroupOverGroupMaxSizeShedsMembers) {
+  for (VersionProfile version : {VersionProfile::v2_2, VersionProfile::v2_8, VersionProfile::v3_9}) {
+    SCOPED_TRACE(to_string(version));
+    ClusterOptions o = options({{"group.max.size", "3"}});
+    o.version = version;
+    Cluster c(o);
+    c.start();
+    ASSERT_TRUE(c.await_ready());
+    ASSERT_EQ(c.create_topic("t", 3, 3), ErrorCode::none);
+    const BrokerId first = find_coordinator(c, "g");
+    const TopicPartition otp{kOffsetsTopicName, coordinator(c, first).partition_for("g")};
+    // The other brokers are restarted with group.max.size=2.
+    for (BrokerId b : c.broker_ids_except(first)) {
+      c.reconfigure_broker(b, {{"group.max.size", "2"}});
+      c.stop_broker(b);
+      ASSERT_TRUE(c.run_until([&] { return c.broker(b) == nullptr; }, Duration::seconds(60)));
+      c.start_broker(b);
+      ASSERT_TRUE(c.await_ready());
+      ASSERT_TRUE(c.run_until([&] { return c.state(otp)->isr.size() == 3; }, Duration::seconds(60)));
+    }
+    ASSERT_EQ(c.state(otp)->leader, first);
+    ASSERT_EQ(coordinator(c, first).group_state("g"), std::nullopt);
+    // Three members, stable at generation 2 on the first coordinator.
+    Member m1(c, "m1"), m2(c, "m2"), m3(c, "m3");
+    const auto j1 = m1.call<JoinGroupResponse>(first, join("g", "", "c1", kRange, kLongSession));
+    ASSERT_EQ(j1.error, ErrorCode::none);
+    const std::string id1 = j1.member_id;
+    ASSERT_EQ(m1.call<SyncGroupResponse>(first, SyncGroupRequest{"g", 1, id1, {{id1, {{"t", 0}}}}}).error,
+              ErrorCode::none);
+    auto j2 = m2.send(first, join("g", "", "c2", kRange, kLongSession));
+    auto j3 = m3.send(first, join("g", "", "c3", kRange, kLongSession));
+    c.run_for(Duration::millis(100));
+    auto j1b = m1.send(first, join("g", id1, "c1", kRange, kLongSession));
+    ASSERT_TRUE(c.run_until([&] { return j1b->has_value() && j2->has_value() && j3->has_value(); },
+                            Duration::seconds(5)));
+    const std::string id2 = as<JoinGroupResponse>(j2).member_id;
+    const std::string id3 = as<JoinGroupResponse>(j3).member_id;
+    ASSERT_EQ(as<JoinGroupResponse>(j1b).generation_id, 2);
+    auto s2 = m2.send(first, SyncGroupRequest{"g", 2, id2, {}});
+    auto s3 = m3.send(first, SyncGroupRequest{"g", 2, id3, {}});
+    ASSERT_EQ(m1.call<SyncGroupResponse>(
+                    first, SyncGroupRequest{"g", 2, id1, {{id1, {{"t", 0}}}, {id2, {{"t", 1}}}, {id3, {{"t", 2}}}}})
+                  .error,
+              ErrorCode::none);
+    ASSERT_TRUE(c.run_until([&] { return s2->has_value() && s3->has_value(); }, Duration::seconds(5)));
+    ASSERT_EQ(coordinator(c, first).members("g").size(), 3u);
+
+    // The first coordinator stops: the next loads three members over its two.
+    c.stop_broker(first);
+    ASSERT_TRUE(c.run_until([&] { return c.broker(first) == nullptr; }, Duration::seconds(60)));
+    const BrokerId next = find_coordinator(c, "g");
+    ASSERT_NE(next, first);
+    ASSERT_EQ(coordinator(c, next).members("g").size(), 3u);
+    ASSERT_EQ(coordinator(c, next).group_state("g"), GroupState::preparing_rebalance);
+    // They rejoin in order m1, m2, m3.
+    const auto r1 = m1.send(next, join("g", id1, "c1", kRange, kLongSession));
+    c.run_for(Duration::millis(100));
+    const auto r2 = m2.send(next, join("g", id2, "c2", kRange, kLongSession));
+    c.run_for(Duration::millis(100));
+    const auto r3 = m3.send(next, join("g", id3, "c3", kRange, kLongSession));
+    ASSERT_TRUE(c.run_until([&] { return r1->has_value() && r2->has_value() && r3->has_value(); },
+                            Duration::seconds(5)));
+    const GroupCoordinator& gc = coordinator(c, next);
+    if (version == VersionProfile::v2_2) {
+      // m1 came while the group still had three: shed. m2 and m3 stay.
+      EXPECT_EQ(as<JoinGroupResponse>(r1).error, ErrorCode::group_max_size_reached);
+      EXPECT_EQ(as<JoinGroupResponse>(r2).error, ErrorCode::none);
+      EXPECT_EQ(as<JoinGroupResponse>(r3).error, ErrorCode::none);
+      EXPECT_EQ(sorted(gc.members("g")), sorted({id2, id3}));
+    } else {
+      // The first two to rejoin keep their places; m3 is turned away.
+      EXPECT_EQ(as<JoinGroupResponse>(r1).error, ErrorCode::none);
+      EXPECT_EQ(as<JoinGroupResponse>(r2).error, ErrorCode::none);
+      EXPECT_EQ(as<JoinGroupResponse>(r3).error, ErrorCode::group_max_size_reached);
+      EXPECT_EQ(sorted(gc.members("g")), sorted({id1, id2}));
     }
     EXPECT_EQ(gc.generation("g"), 3);
   }
