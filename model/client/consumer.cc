@@ -247,6 +247,9 @@ void Consumer::fetch_from(BrokerId leader) {
     fetched_from.emplace_back(tp, pos->second);
   }
   if (req.partitions.empty()) return;
+  // librdkafka's round robin (rd_kafka_broker_fetch_toppars): the next fetch
+  // from this leader starts one partition further on.
+  move_to_back(req.partitions.front().tp);
   // Sorted, to be looked up by partition.
   std::sort(fetched_from.begin(), fetched_from.end());
   fetching_.insert(leader);
@@ -266,8 +269,6 @@ void Consumer::fetch_from(BrokerId leader) {
       auto from = std::lower_bound(fetched_from.begin(), fetched_from.end(), p.tp,
                                    [](const auto& f, const TopicPartition& tp) { return f.first < tp; });
       if (from == fetched_from.end() || !(from->first == p.tp) || from->second != pos->second) continue;
-      // Fetcher: a partition that got bytes, or an error, goes to the back.
-      if (p.error != ErrorCode::none || !p.records.empty()) move_to_back(p.tp);
       switch (p.error) {
         case ErrorCode::none:
           for (const kafka::Record& rec : p.records) {

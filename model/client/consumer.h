@@ -100,10 +100,11 @@ class Consumer {
   Metadata metadata_;
   std::set<std::string> whole_topics_;
   std::set<kafka::TopicPartition> assigned_;
-  // assigned_ in the order a fetch names them: a partition that got records
-  // or an error goes to the back (the Java client's
-  // SubscriptionState.movePartitionToEnd), so that when fetch.max.bytes
-  // binds, the partitions served first take turns.
+  // assigned_ in the order a fetch names them. The first partition of each
+  // fetch goes to the back, so the next fetch from that leader starts one
+  // partition further on (librdkafka's round robin; the Java client moves a
+  // partition that got records or an error instead): when the answer's
+  // limit binds, the partitions served first take turns.
   std::vector<kafka::TopicPartition> fetch_order_;
   std::map<kafka::TopicPartition, int64_t> positions_;
   std::set<kafka::BrokerId> fetching_;     // a fetch in flight to this leader

@@ -1315,29 +1315,46 @@ static int64_t partition_limit(const FetchPartition& fp, int64_t answer_left) {
 }
 
 bool Broker::fetch_satisfied(const FetchRequest& r, bool waiting, FetchTargets& t) const {
-  // The same walk as read_for_fetch, counting bytes instead of copying
+  // The same walks as read_for_fetch, counting bytes instead of copying
   // records: most looks at a waiting fetch find nothing new.
-  int64_t bytes = 0;
-  int64_t answer_left = r.max_bytes;
-  bool min_one = true;
   const auto& found = targets(r, t).partitions;
+  if (!waiting) {
+    // bytesReadable: the slices readFromLocalLog would send.
+    int64_t readable = 0;
+    int64_t answer_left = r.max_bytes;
+    bool min_one = true;
+    for (size_t i = 0; i < r.partitions.size(); ++i) {
+      const FetchPartition& fp = r.partitions[i];
+      const Partition* p = found[i];
+      if (fetch_error(fp, p) != ErrorCode::none) return true;
+      const Offset upto = fetch_upto(r, *p);
+      if (fp.fetch_offset >= upto) continue;
+      const int64_t n =
+          p->log().fetch_read(fp.fetch_offset, upto, partition_limit(fp, answer_left), min_one, nullptr);
+      min_one = min_one && n == 0;
+      readable += n;
+      answer_left = std::max<int64_t>(0, answer_left - n);
+    }
+    if (readable >= r.min_bytes) return true;
+  }
+  int64_t available = 0;
   for (size_t i = 0; i < r.partitions.size(); ++i) {
     const FetchPartition& fp = r.partitions[i];
     const Partition* p = found[i];
     if (fetch_error(fp, p) != ErrorCode::none) return true;
     const Offset upto = fetch_upto(r, *p);
-    if (fp.fetch_offset >= upto) continue;
-    if (waiting) {
-      bytes += std::min<int64_t>(p->log().bytes_between(fp.fetch_offset, upto), fp.max_bytes);
-    } else {
-      const int64_t n =
-          p->log().read_bytes(fp.fetch_offset, upto, partition_limit(fp, answer_left), min_one);
-      min_one = min_one && n == 0;
-      bytes += n;
-      answer_left = std::max<int64_t>(0, answer_left - n);
+    if (fp.fetch_offset == upto) continue;
+    const PartitionLog& log = p->log();
+    // Case C: the end has moved to a later segment (a roll), or the fetch
+    // offset is on a later one than the end (a truncated leader).
+    if (log.on_older_segment(fp.fetch_offset, upto) || log.on_older_segment(upto, fp.fetch_offset)) {
+      return true;
+    }
+    if (fp.fetch_offset < upto) {
+      available += std::min<int64_t>(log.bytes_between(fp.fetch_offset, upto), fp.max_bytes);
     }
   }
-  return bytes >= r.min_bytes;
+  return available >= r.min_bytes;
 }
 
 std::optional<FetchResponse> Broker::read_for_fetch(const FetchRequest& r, bool final, bool waiting,
@@ -1346,9 +1363,9 @@ std::optional<FetchResponse> Broker::read_for_fetch(const FetchRequest& r, bool 
   FetchResponse resp;
   resp.partitions.reserve(r.partitions.size());
   // readFromLocalLog: each partition reads at most its own limit and what
-  // is left of the answer's; the first partition with data reads its first
-  // batch whole however large (minOneMessage: the clients modelled send
-  // fetch versions above 2), the others only what fits.
+  // is left of the answer's, from one segment; the first partition with
+  // data reads its first batch whole however large (minOneMessage: the
+  // clients modelled send fetch versions above 2), the others only what fits.
   int64_t answer_left = r.max_bytes;
   bool min_one = true;
   const auto& found = targets(r, t).partitions;
@@ -1367,9 +1384,10 @@ std::optional<FetchResponse> Broker::read_for_fetch(const FetchRequest& r, bool 
     if (pr.error == ErrorCode::none) {
       const Offset upto = fetch_upto(r, *p);
       if (fp.fetch_offset < upto) {
-        p->log().read_into(fp.fetch_offset, upto, partition_limit(fp, answer_left), min_one, pr.records);
-        int64_t n = 0;
-        for (const Record& rec : pr.records) n += rec.size;
+        // The answer's limit goes down by the slice Kafka sends, the part of
+        // a batch it ends with included (records.sizeInBytes).
+        const int64_t n = p->log().fetch_read(fp.fetch_offset, upto, partition_limit(fp, answer_left),
+                                              min_one, &pr.records);
         min_one = min_one && n == 0;
         answer_left = std::max<int64_t>(0, answer_left - n);
       }

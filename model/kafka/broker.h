@@ -269,10 +269,13 @@ class Broker final : public sim::Process {
   std::optional<FetchResponse> read_for_fetch(const FetchRequest& r, bool final, bool waiting,
                                               FetchTargets& t);
   // Whether read_for_fetch would answer `r` now (without building the
-  // answer): a partition in error, or min_bytes to give. A fetch that just
-  // came counts the bytes it would read (ReplicaManager.fetchMessages); a
-  // waiting one the bytes there are to read, each partition's capped at its
-  // own limit but not at the answer's (DelayedFetch.tryComplete).
+  // answer): a partition in error, or enough bytes. A fetch that has just
+  // come is answered when the bytes it reads reach min_bytes
+  // (ReplicaManager.fetchMessages); otherwise, and for a waiting one, when
+  // the bytes there are to read, each partition's capped at its own limit
+  // but not at the answer's, reach min_bytes, or a partition's fetch offset
+  // and end are in different segments (DelayedFetch.tryComplete, which
+  // tryCompleteElseWatch runs at once for a new fetch).
   bool fetch_satisfied(const FetchRequest& r, bool waiting, FetchTargets& t) const;
   const FetchTargets& targets(const FetchRequest& r, FetchTargets& t) const;
   // Why `fp` cannot be read from `p` (its partition here, or null), or none.

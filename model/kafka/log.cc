@@ -485,10 +485,33 @@ void PartitionLog::read_into(Offset from, Offset upto, int64_t max_bytes, bool m
              records_.begin() + static_cast<std::ptrdiff_t>(end));
 }
 
-int64_t PartitionLog::read_bytes(Offset from, Offset upto, int64_t max_bytes, bool min_one) const {
-  const auto [first, end] = read_range(from, upto, max_bytes, min_one);
+int64_t PartitionLog::fetch_read(Offset from, Offset upto, int64_t max_bytes, bool min_one,
+                                 std::vector<Record>* out) const {
+  const Offset lo = std::max(from, log_start_);
+  Offset hi = std::min(upto, log_end());
+  if (lo < hi) {
+    const size_t segment = segment_index(lo);
+    if (segment + 1 < segments_.size()) hi = std::min(hi, segments_[segment + 1].base);
+  }
+  const auto [first, end] = read_range(lo, hi, max_bytes, min_one);
+  if (out != nullptr) {
+    out->assign(records_.begin() + static_cast<std::ptrdiff_t>(first),
+                records_.begin() + static_cast<std::ptrdiff_t>(end));
+  }
   if (first == end) return 0;
-  return bytes_through_[end - 1] - (bytes_through_[first] - records_[first].size);
+  // minOneMessage reads at least the first batch (LogSegment.read's
+  // adjustedMaxSize): its size, from `lo` to the record that ends it.
+  size_t first_batch_end = first;
+  while (first_batch_end + 1 < records_.size() && !records_[first_batch_end].batch_end) ++first_batch_end;
+  const int64_t before = bytes_through_[first] - records_[first].size;
+  const int64_t first_batch = bytes_through_[first_batch_end] - before;
+  const int64_t slice = min_one ? std::max(max_bytes, first_batch) : max_bytes;
+  return std::min(slice, bytes_between(lo, hi));
+}
+
+bool PartitionLog::on_older_segment(Offset a, Offset b) const {
+  if (segments_.empty()) return false;
+  return segment_index(a) < segment_index(b);
 }
 
 int64_t PartitionLog::bytes_between(Offset from, Offset upto) const {

@@ -128,8 +128,19 @@ class PartitionLog {
   // by value is written to the stack and read back, which stalled.
   void read_into(Offset from, Offset upto, int64_t max_bytes, bool min_one,
                  std::vector<Record>& out) const;
-  // The bytes (by size) that read() with the same arguments would return.
-  int64_t read_bytes(Offset from, Offset upto, int64_t max_bytes, bool min_one) const;
+  // One partition's part of a fetch (Log.read, LogSegment.read): the
+  // records read() gives, but from the segment holding `from` only (a read
+  // never crosses into the next segment). Returns the size of the byte slice
+  // Kafka would send: `max_bytes` (with `min_one`, at least the first batch)
+  // of the segment's bytes from `from`, up to `upto`, which may end inside a
+  // batch the reader drops; 0 when nothing is read. The records go to `out`
+  // (replacing what it held) unless it is null.
+  int64_t fetch_read(Offset from, Offset upto, int64_t max_bytes, bool min_one,
+                     std::vector<Record>* out) const;
+  // Whether offset `a` lies in an older segment than offset `b`
+  // (LogOffsetMetadata.onOlderSegment; an offset at a segment's base is in
+  // that segment).
+  bool on_older_segment(Offset a, Offset b) const;
   // Bytes held in [from, upto).
   int64_t bytes_between(Offset from, Offset upto) const;
   int64_t size_bytes() const;

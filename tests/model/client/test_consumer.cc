@@ -282,21 +282,21 @@ std::vector<int32_t> first_partitions_read(const std::map<std::string, std::stri
 }
 
 // fetch.max.bytes binds: each answer has room for two batches, which the
-// first partition with data takes; a partition that got records goes to the
-// back of the next fetch (Fetcher: SubscriptionState.movePartitionToEnd), so
-// the partitions take turns rather than the first being read to its end.
+// first partition takes; each fetch starts one partition further on
+// (librdkafka's round robin), so the partitions take turns rather than the
+// first being read to its end.
 TEST(ConsumerFetch, PartitionsTakeTurnsWhenTheAnswersLimitBinds) {
   EXPECT_EQ(first_partitions_read({{"fetch.max.bytes", "140"}}, 9),
             (std::vector<int32_t>{0, 0, 1, 1, 2, 2, 0, 0, 1}));
 }
 
 // max.partition.fetch.bytes (fetch.message.max.bytes) binds: one batch from
-// each partition an answer.
+// each partition an answer, the next fetch starting one partition further on.
 TEST(ConsumerFetch, EachPartitionGetsItsOwnLimit) {
-  EXPECT_EQ(first_partitions_read({{"max.partition.fetch.bytes", "70"}}, 6),
-            (std::vector<int32_t>{0, 1, 2, 0, 1, 2}));
-  EXPECT_EQ(first_partitions_read({{"fetch.message.max.bytes", "100"}}, 6),
-            (std::vector<int32_t>{0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(first_partitions_read({{"max.partition.fetch.bytes", "70"}}, 9),
+            (std::vector<int32_t>{0, 1, 2, 1, 2, 0, 2, 0, 1}));
+  EXPECT_EQ(first_partitions_read({{"fetch.message.max.bytes", "100"}}, 9),
+            (std::vector<int32_t>{0, 1, 2, 1, 2, 0, 2, 0, 1}));
 }
 
 }  // namespace

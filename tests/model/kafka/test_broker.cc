@@ -567,6 +567,35 @@ TEST(KafkaBroker, APartitionInErrorWaitsAloneWhileTheFetcherGoesOn) {
   EXPECT_LE(errors, 6u);
 }
 
+// Two brokers with `properties`; topic "t" with three partitions led by
+// broker 1. Broker 2 is cut off from broker 1 while `records` one-record
+// batches (70 bytes) go to each partition, then the cut heals: broker 2 has
+// to catch up on all three.
+bool follower_behind_on_three_partitions(Cluster& c, uint64_t records) {
+  c.start();
+  if (!c.await_ready()) return false;
+  if (c.create_topic("t", 3, 2, {}, {{0, {1, 2}}, {1, {1, 2}}, {2, {1, 2}}}) != ErrorCode::none) return false;
+  // Broker 2 follows all three (its LeaderAndIsr has come) before the cut.
+  const bool following = c.run_until(
+      [&] {
+        for (int32_t p = 0; p < 3; ++p) {
+          if (c.broker(2)->partition({"t", p}) == nullptr) return false;
+        }
+        return true;
+      },
+      Duration::seconds(30));
+  if (!following) return false;
+  cut(c, 1, 2);
+  for (int32_t p = 0; p < 3; ++p) {
+    for (uint64_t v = 0; v < records; ++v) {
+      const auto r = c.produce({"t", p}, {v}, 1);
+      if (!r || r->error != ErrorCode::none) return false;
+    }
+  }
+  c.world().network().heal();
+  return true;
+}
+
 // A follower catching up asks for replica.fetch.max.bytes a partition and
 // replica.fetch.response.max.bytes in all. A partition that got data goes to
 // the back of its fetcher's order (PartitionStates.updateAndMoveToEnd), so
@@ -575,27 +604,7 @@ TEST(KafkaBroker, APartitionInErrorWaitsAloneWhileTheFetcherGoesOn) {
 TEST(KafkaBroker, AFollowerCatchingUpServesItsPartitionsInTurn) {
   // Two batches of 70 bytes to an answer.
   Cluster c({.brokers = 2, .broker_properties = {{"replica.fetch.response.max.bytes", "140"}}});
-  c.start();
-  ASSERT_TRUE(c.await_ready());
-  ASSERT_EQ(c.create_topic("t", 3, 2, {}, {{0, {1, 2}}, {1, {1, 2}}, {2, {1, 2}}}), ErrorCode::none);
-  // Broker 2 follows all three (its LeaderAndIsr has come) before the cut.
-  ASSERT_TRUE(c.run_until(
-      [&] {
-        for (int32_t p = 0; p < 3; ++p) {
-          if (c.broker(2)->partition({"t", p}) == nullptr) return false;
-        }
-        return true;
-      },
-      Duration::seconds(30)));
-  cut(c, 1, 2);
-  for (int32_t p = 0; p < 3; ++p) {
-    for (uint64_t v = 0; v < 6; ++v) {
-      const auto r = c.produce({"t", p}, {v}, 1);
-      ASSERT_TRUE(r.has_value()) << p << " " << v;
-      ASSERT_EQ(r->error, ErrorCode::none);
-    }
-  }
-  c.world().network().heal();
+  ASSERT_TRUE(follower_behind_on_three_partitions(c, 6));
   const Broker& follower = *c.broker(2);
   const auto log_end = [&](int32_t p) { return follower.partition({"t", p})->log().log_end().value; };
   // Each answer carries two batches: when the first partition has all six,
@@ -605,6 +614,29 @@ TEST(KafkaBroker, AFollowerCatchingUpServesItsPartitionsInTurn) {
   for (int32_t p = 0; p < 3; ++p) EXPECT_GE(log_end(p), 4) << "t-" << p;
   ASSERT_TRUE(c.run_until([&] { return log_end(0) == 6 && log_end(1) == 6 && log_end(2) == 6; },
                           Duration::seconds(10)));
+}
+
+// replica.fetch.max.bytes is each partition's limit in a follower's fetch:
+// with 70, a follower catching up gets one batch of a partition an answer,
+// so its log grows one record at a time.
+TEST(KafkaBroker, AFollowerAsksReplicaFetchMaxBytesOfEachPartition) {
+  Cluster c({.brokers = 2, .broker_properties = {{"replica.fetch.max.bytes", "70"}}});
+  ASSERT_TRUE(follower_behind_on_three_partitions(c, 3));
+  const Broker& follower = *c.broker(2);
+  const auto log_end = [&](int32_t p) { return follower.partition({"t", p})->log().log_end().value; };
+  std::array<int64_t, 3> seen{0, 0, 0};
+  int64_t largest_step = 0;
+  ASSERT_TRUE(c.run_until(
+      [&] {
+        for (int32_t p = 0; p < 3; ++p) {
+          const int64_t now = log_end(p);
+          largest_step = std::max(largest_step, now - seen[static_cast<size_t>(p)]);
+          seen[static_cast<size_t>(p)] = now;
+        }
+        return seen[0] + seen[1] + seen[2] == 9;
+      },
+      Duration::seconds(60)));
+  EXPECT_EQ(largest_step, 1);
 }
 
 // Two brokers; t-0 led by broker 1, broker 2 its follower in the ISR.
@@ -949,13 +981,18 @@ std::vector<size_t> record_counts(const std::optional<Response>& r) {
 // ReplicaManager.readFromLocalLog: each partition reads at most its own
 // limit and what the partitions before it left of the answer's; the first
 // partition with data gets its first batch whole whatever the limits
-// (minOneMessage), the others only what fits.
+// (minOneMessage), the others only what fits. The answer's limit goes down
+// by the byte slice each partition sends, the part of a batch it ends with
+// included (records.sizeInBytes).
 TEST(KafkaBroker, AFetchReadsEachPartitionWithinItsOwnLimitAndTheAnswers) {
   Cluster c({.brokers = 1});
   ASSERT_TRUE(start_with_three_partitions_of_four_batches(c));
   using Counts = std::vector<size_t>;
-  // Two batches a partition; the answer's 350 bytes leave one for the third.
-  EXPECT_EQ(record_counts(c.request(1, fetch_three({0, 0, 0}, 150, 350))), (Counts{2, 2, 1}));
+  // Slices of 150 bytes (two batches and 10 bytes of a third): 50 bytes
+  // are left for t-2, less than a batch.
+  EXPECT_EQ(record_counts(c.request(1, fetch_three({0, 0, 0}, 150, 350))), (Counts{2, 2, 0}));
+  // Slices of 100 (one batch and 30 bytes): 50 left for t-2.
+  EXPECT_EQ(record_counts(c.request(1, fetch_three({0, 0, 0}, 100, 250))), (Counts{1, 1, 0}));
   // The same with room for all: two each.
   EXPECT_EQ(record_counts(c.request(1, fetch_three({0, 0, 0}, 150, 52428800))), (Counts{2, 2, 2}));
   // A partition limit below one batch: the first partition gets its first
@@ -969,49 +1006,95 @@ TEST(KafkaBroker, AFetchReadsEachPartitionWithinItsOwnLimitAndTheAnswers) {
   EXPECT_EQ(record_counts(c.request(1, fetch_three({0, 0, 0}, 1048576, 280))), (Counts{4, 0, 0}));
 }
 
-// A fetch that has just come is answered when what it reads reaches
-// min_bytes (ReplicaManager.fetchMessages). Once waiting, it counts the
-// bytes there are, each partition's capped at its own limit but not at the
-// answer's (DelayedFetch.tryComplete): the next append completes it, and it
-// is answered with what the limits let it read.
-TEST(KafkaBroker, AWaitingFetchCountsTheBytesThereAreNotTheBytesItWouldRead) {
+// A fetch is answered at once when what it reads reaches min_bytes
+// (ReplicaManager.fetchMessages), or else when the bytes there are to read,
+// each partition's capped at its own limit but not at the answer's, do
+// (DelayedFetch.tryComplete, which tryCompleteElseWatch runs at once and
+// the purgatory again on every append to one of its partitions).
+TEST(KafkaBroker, AFetchCountsTheBytesThereAreNotOnlyTheBytesItWouldRead) {
   Cluster c({.brokers = 1});
   ASSERT_TRUE(start_with_three_partitions_of_four_batches(c));
-  // The answer's 100 bytes read one batch (70) of the 280 in t-0: below
-  // min_bytes (200), so the fetch waits.
-  const sim::Time start = c.world().now();
   std::optional<sim::Time> answered;
   std::vector<size_t> counts;
-  c.send(1, fetch_three({0, 4, 4}, 1048576, 100, /*max_wait_ms=*/20000, /*min_bytes=*/200),
+  const auto fetch = [&](FetchRequest f) {
+    answered.reset();
+    counts.clear();
+    c.send(1, std::move(f),
+           [&](SendError e, const Response* r) {
+             if (e != SendError::none || r == nullptr) return;
+             answered = c.world().now();
+             counts = record_counts(*r);
+           },
+           true, /*connection=*/1);
+  };
+  // The answer's 100 bytes read one batch of t-0's 280: short of min_bytes
+  // (200), but 280 are there, so it is answered at once, with that batch.
+  sim::Time sent = c.world().now();
+  fetch(fetch_three({0, 4, 4}, 1048576, 100, /*max_wait_ms=*/20000, /*min_bytes=*/200));
+  c.run_for(Duration::millis(50));
+  ASSERT_TRUE(answered);
+  EXPECT_LT(*answered - sent, Duration::millis(50));
+  EXPECT_EQ(counts, (std::vector<size_t>{1, 0, 0}));
+  // Nothing there: it waits, and each append is counted, across partitions.
+  sent = c.world().now();
+  fetch(fetch_three({4, 4, 4}, 1048576, 1048576, /*max_wait_ms=*/20000, /*min_bytes=*/100));
+  c.run_for(Duration::seconds(1));
+  ASSERT_EQ(c.produce({"t", 0}, {97}, 1)->error, ErrorCode::none);
+  c.run_for(Duration::seconds(1));
+  EXPECT_FALSE(answered) << "answered with 70 of the 100 bytes it waits for";
+  ASSERT_EQ(c.produce({"t", 1}, {96}, 1)->error, ErrorCode::none);
+  c.run_for(Duration::millis(50));
+  ASSERT_TRUE(answered);
+  EXPECT_LT(*answered - sent, Duration::seconds(3));
+  EXPECT_EQ(counts, (std::vector<size_t>{1, 1, 0}));
+  // Each partition's share is capped at its own limit: with 50 a partition,
+  // t-0 and t-1 count 100 of the 200 it waits for, and an append to t-2
+  // adds 50 more: it waits its whole max wait.
+  sent = c.world().now();
+  fetch(fetch_three({0, 0, 4}, 50, 52428800, /*max_wait_ms=*/5000, /*min_bytes=*/200));
+  c.run_for(Duration::seconds(1));
+  ASSERT_EQ(c.produce({"t", 2}, {98}, 1)->error, ErrorCode::none);
+  c.run_for(Duration::seconds(3));
+  EXPECT_FALSE(answered);
+  c.run_for(Duration::seconds(2));
+  ASSERT_TRUE(answered);
+  EXPECT_GE(*answered - sent, Duration::seconds(5));
+}
+
+// A read stays in one segment (Log.read). A waiting fetch whose offset is
+// in an older segment than the partition's end is answered at once
+// (DelayedFetch, case C: the partition has just rolled a segment), with what
+// its segment holds.
+TEST(KafkaBroker, AWaitingFetchIsAnsweredWhenItsPartitionRollsASegment) {
+  Cluster c({.brokers = 1});
+  c.start();
+  ASSERT_EQ(c.create_topic("t", 1, 1, {{"segment.bytes", "200"}}), ErrorCode::none);
+  const TopicPartition tp{"t", 0};
+  ASSERT_EQ(c.produce(tp, {1}, 1)->error, ErrorCode::none);
+  ASSERT_EQ(c.produce(tp, {2}, 1)->error, ErrorCode::none);
+  std::optional<sim::Time> answered;
+  std::vector<uint64_t> values;
+  FetchRequest f;
+  f.max_wait_ms = 20000;
+  f.min_bytes = 10000;
+  f.partitions.push_back({tp, Offset{0}, LeaderEpoch{-1}, Offset{-1}, 1048576});
+  c.send(1, f,
          [&](SendError e, const Response* r) {
            if (e != SendError::none || r == nullptr) return;
            answered = c.world().now();
-           counts = record_counts(*r);
-         },
-         true, /*connection=*/1);
-  c.run_for(Duration::seconds(2));
-  EXPECT_FALSE(answered) << "answered at once with 70 of the 200 bytes it waits for";
-  // An append to t-1: the waiting fetch now counts 280 + 70 bytes, and is
-  // answered with the one batch the answer's limit lets it read.
-  ASSERT_EQ(c.produce({"t", 1}, {99}, 1)->error, ErrorCode::none);
-  c.run_for(Duration::millis(100));
-  ASSERT_TRUE(answered);
-  EXPECT_LT(*answered - start, Duration::seconds(3));
-  EXPECT_EQ(counts, (std::vector<size_t>{1, 0, 0}));
-  // Each partition's share is capped at its own limit: with 50 a partition,
-  // 4 x 50 are not enough for 200 and the fetch waits its whole max wait.
-  answered.reset();
-  const sim::Time again = c.world().now();
-  c.send(1, fetch_three({0, 0, 4}, 50, 52428800, /*max_wait_ms=*/5000, /*min_bytes=*/200),
-         [&](SendError e, const Response* r) {
-           if (e == SendError::none && r != nullptr) answered = c.world().now();
+           for (const Record& rec : std::get<FetchResponse>(*r).partitions.at(0).records) values.push_back(rec.value);
          },
          true, /*connection=*/1);
   c.run_for(Duration::seconds(1));
-  ASSERT_EQ(c.produce({"t", 2}, {98}, 1)->error, ErrorCode::none);
-  c.run_for(Duration::seconds(6));
+  EXPECT_FALSE(answered) << "140 of the 10000 bytes it waits for";
+  // The third batch does not fit the 200-byte segment: a roll.
+  const sim::Time rolled = c.world().now();
+  ASSERT_EQ(c.produce(tp, {3}, 1)->error, ErrorCode::none);
+  ASSERT_EQ(c.broker(1)->partition(tp)->log().segments().size(), 2u);
+  c.run_for(Duration::millis(50));
   ASSERT_TRUE(answered);
-  EXPECT_GE(*answered - again, Duration::seconds(5));
+  EXPECT_LT(*answered - rolled, Duration::millis(100));
+  EXPECT_EQ(values, (std::vector<uint64_t>{1, 2})) << "the first segment only";
 }
 
 // acks=0: the broker appends and answers nothing, and the connection goes on

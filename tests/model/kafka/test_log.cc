@@ -450,9 +450,11 @@ TEST(KafkaLog, ReadStopsAtTheBudgetOverShortAndLongRanges) {
   }
 }
 
-// read_bytes is what a waiting fetch asks instead of read: it must count
-// exactly the records read would return, for every range and budget.
-TEST(KafkaLog, ReadBytesCountsWhatReadReturns) {
+// fetch_read is a fetch's read of one partition: within one segment, the
+// records read returns, and the size of the byte slice Kafka would send —
+// max_bytes of the bytes there are (at least the first batch with min_one),
+// or nothing when no record is read.
+TEST(KafkaLog, FetchReadReturnsWhatReadDoesAndTheSliceKafkaSends) {
   Bed bed;
   bed.produce(3, 100);
   bed.produce(2, 40);
@@ -460,28 +462,60 @@ TEST(KafkaLog, ReadBytesCountsWhatReadReturns) {
   for (int64_t from = 0; from <= 6; ++from) {
     for (int64_t upto = 0; upto <= 6; ++upto) {
       for (int64_t max_bytes : {int64_t{0}, int64_t{1}, int64_t{99}, int64_t{100}, int64_t{139},
-                                int64_t{140}, int64_t{250}, int64_t{1'000}, INT64_MAX}) {
+                                int64_t{140}, int64_t{250}, int64_t{1'000}}) {
         for (bool min_one : {true, false}) {
-          int64_t expected = 0;
-          for (const Record& r : log.read(Offset{from}, Offset{upto}, max_bytes, min_one)) {
-            expected += r.size;
-          }
-          EXPECT_EQ(log.read_bytes(Offset{from}, Offset{upto}, max_bytes, min_one), expected)
-              << "from " << from << " upto " << upto << " max_bytes " << max_bytes << " min_one "
-              << min_one;
+          const std::vector<Record> want = log.read(Offset{from}, Offset{upto}, max_bytes, min_one);
+          std::vector<Record> got{Record{}};
+          const int64_t slice = log.fetch_read(Offset{from}, Offset{upto}, max_bytes, min_one, &got);
+          EXPECT_EQ(offsets_of(got), offsets_of(want))
+              << "from " << from << " upto " << upto << " max_bytes " << max_bytes << " min_one " << min_one;
+          // The first batch: offsets 0-2 (300 bytes) or 3-4 (80), from `from` on.
+          const int64_t first_batch = from < 3 ? (3 - from) * 100 : (5 - from) * 40;
+          const int64_t there = log.bytes_between(Offset{from}, Offset{upto});
+          const int64_t expected =
+              want.empty() ? 0 : std::min(min_one ? std::max(max_bytes, first_batch) : max_bytes, there);
+          EXPECT_EQ(slice, expected)
+              << "from " << from << " upto " << upto << " max_bytes " << max_bytes << " min_one " << min_one;
+          EXPECT_EQ(log.fetch_read(Offset{from}, Offset{upto}, max_bytes, min_one, nullptr), slice);
         }
       }
     }
   }
-  EXPECT_EQ(log.read_bytes(Offset{3}, Offset{5}, 50, true), 80);   // the first batch, whole
-  EXPECT_EQ(log.read_bytes(Offset{3}, Offset{5}, 50, false), 0);   // unless it must fit
-  EXPECT_EQ(log.read_bytes(Offset{3}, Offset{5}, 80, false), 80);
-  EXPECT_EQ(log.read_bytes(Offset{0}, Offset{5}, 1, true), 300);
-  EXPECT_EQ(log.read_bytes(Offset{0}, Offset{5}, 299, false), 0);
-  EXPECT_EQ(log.read_bytes(Offset{0}, Offset{5}, 350, true), 300);  // the second does not fit
-  EXPECT_EQ(log.read_bytes(Offset{4}, Offset{5}, 1, true), 40);     // from inside a batch
-  EXPECT_EQ(log.read_bytes(Offset{4}, Offset{5}, 39, false), 0);
-  EXPECT_EQ(log.read_bytes(Offset{0}, Offset{5}, 0, false), 0);     // a limit used up
+  // The slice ends inside the second batch, which is not read.
+  std::vector<Record> out;
+  EXPECT_EQ(log.fetch_read(Offset{0}, Offset{5}, 350, true, &out), 350);
+  EXPECT_EQ(offsets_of(out), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(log.fetch_read(Offset{3}, Offset{5}, 50, true, &out), 80);  // the first batch, whole
+  EXPECT_EQ(log.fetch_read(Offset{3}, Offset{5}, 50, false, &out), 0);  // unless it must fit
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(log.fetch_read(Offset{4}, Offset{5}, 1, true, &out), 40);   // from inside a batch
+}
+
+// A fetch's read stays in the segment holding its offset (Log.read reads
+// one segment): the next segment's records wait for the next fetch.
+TEST(KafkaLog, FetchReadStopsAtTheEndOfItsSegment) {
+  LogConfig config;
+  config.segment_bytes = 250;
+  Bed bed(config);
+  bed.produce(1, 100);
+  bed.produce(1, 100);
+  bed.produce(1, 100);  // 300 > 250: a segment at 2
+  bed.produce(1, 100);
+  ASSERT_EQ(bases_of(bed.log()), (std::vector<int64_t>{0, 2}));
+  PartitionLog& log = bed.log();
+  std::vector<Record> out;
+  EXPECT_EQ(log.fetch_read(Offset{0}, Offset{4}, 1'000, true, &out), 200);
+  EXPECT_EQ(offsets_of(out), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(log.fetch_read(Offset{1}, Offset{4}, 1'000, true, &out), 100);
+  EXPECT_EQ(offsets_of(out), (std::vector<int64_t>{1}));
+  EXPECT_EQ(log.fetch_read(Offset{2}, Offset{4}, 1'000, true, &out), 200);
+  EXPECT_EQ(offsets_of(out), (std::vector<int64_t>{2, 3}));
+  // read() is not a fetch: it reads across segments.
+  EXPECT_EQ(offsets_of(log.read(Offset{0}, Offset{4}, 1'000)), (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_TRUE(log.on_older_segment(Offset{1}, Offset{2}));
+  EXPECT_TRUE(log.on_older_segment(Offset{0}, Offset{4}));  // the log end, in the last segment
+  EXPECT_FALSE(log.on_older_segment(Offset{0}, Offset{1}));
+  EXPECT_FALSE(log.on_older_segment(Offset{3}, Offset{2}));
 }
 
 // Kafka answers a fetch in whole batches: it slices the segment's bytes, and
