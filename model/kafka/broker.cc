@@ -974,6 +974,9 @@ Partition& Broker::get_or_create_partition(const TopicPartition& tp, const LogCo
   }
   auto p = std::make_unique<Partition>(tp, std::move(log), config_.broker_id);
   p->set_rules(config_.replication_rules);
+  p->set_replica_lag_time_max_ms(config_.replica_lag_time_max_ms);
+  // Alive: in the live brokers of the last UpdateMetadata.
+  p->set_liveness([this](BrokerId b) { return b == config_.broker_id || metadata_.brokers.count(b) != 0; });
   auto hw = checkpointed_hw_.find(to_string(tp));
   if (hw != checkpointed_hw_.end()) p->set_checkpointed_high_watermark(hw->second);
   Partition& ref = *p;
@@ -1057,8 +1060,9 @@ Offset Broker::append_to_offsets_partition(const TopicPartition& tp, std::vector
   SIM_ASSERT(p != nullptr && p->is_leader(), "append to {} which this broker does not lead",
              to_string(tp));
   if (!records.empty()) {
-    p->log().append_as_leader(std::move(records), p->leader_epoch(), ctx().now().us() / 1000);
-    p->maybe_increment_high_watermark();
+    const int64_t now_ms = ctx().now().us() / 1000;
+    p->log().append_as_leader(std::move(records), p->leader_epoch(), now_ms);
+    p->maybe_increment_high_watermark(now_ms);
     on_partition_progress(tp);
   }
   return p->log().log_end();
@@ -1189,7 +1193,7 @@ void Broker::apply_isr_write(const IsrWrite& w, zk::Error e, int32_t version) {
                                              {"leader_epoch", w.state.leader_epoch.value}});
   isr_changes_.insert(w.tp);
   last_isr_change_ms_ = ctx().now().us() / 1000;
-  p->maybe_increment_high_watermark();
+  p->maybe_increment_high_watermark(last_isr_change_ms_);
   on_partition_progress(w.tp);
 }
 
@@ -1258,7 +1262,7 @@ void Broker::handle_fetch(FetchRequest r, Reply reply) {
       if (fp.fetch_offset > p->log().log_end() || fp.fetch_offset < p->log().log_start()) continue;
       p->update_follower(r.replica_id, fp.fetch_offset, now_ms);
       maybe_expand_isr(*p, r.replica_id);
-      if (p->maybe_increment_high_watermark()) on_partition_progress(fp.tp);
+      if (p->maybe_increment_high_watermark(now_ms)) on_partition_progress(fp.tp);
     }
   }
   FetchTargets targets;
@@ -1506,7 +1510,7 @@ void Broker::handle_produce(ProduceRequest& r, Reply reply) {
           pr.base_offset = p->log().append_as_leader(std::move(records), p->leader_epoch(), now_ms);
           p->record_producers_from(pr.base_offset);
           required[b.tp] = pr.base_offset + count;
-          p->maybe_increment_high_watermark();
+          p->maybe_increment_high_watermark(now_ms);
           break;
         }
       }

@@ -782,7 +782,9 @@ BrokerConfig default_broker_config(VersionProfile version) {
                          .new_epoch_forgets_out_of_sync_fetch = v3,
                          .no_op_truncation_trims_epochs = !v22,
                          .isr_write_holds_partition_lock = v22,
-                         .failed_fetch_sleeps = !v3};
+                         .failed_fetch_sleeps = !v3,
+                         .isr_join_needs_live_broker = v3,
+                         .high_watermark_waits_for_eligible_only = v3};
   c.group_rules = {.join_admission_by_state = !v22};
   return c;
 }

@@ -91,6 +91,14 @@ struct ReplicationRules {
   // much again (AbstractFetcherThread.processFetchRequest); from 3.1 it only
   // delays them.
   bool failed_fetch_sleeps = false;
+  // From 3.3 (KAFKA-14140) a follower joins the ISR only while its broker is
+  // alive in the leader's metadata cache (ZooKeeper mode:
+  // Partition.isReplicaIsrEligible, hasAliveBroker).
+  bool isr_join_needs_live_broker = false;
+  // From 3.6 (KAFKA-15021) a caught-up follower outside the ISR holds the
+  // high watermark only while it may join the ISR (the same check); before,
+  // any caught-up follower held it (Partition.maybeIncrementLeaderHW).
+  bool high_watermark_waits_for_eligible_only = false;
 };
 
 // Where a release's group coordinator differs in mechanism, not in a

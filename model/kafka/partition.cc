@@ -62,7 +62,7 @@ void Partition::make_leader(const PartitionState& s, int64_t now_ms) {
   }
   needs_truncation = false;
   if (high_watermark_ > log_->log_end()) high_watermark_ = log_->log_end();
-  maybe_increment_high_watermark();
+  maybe_increment_high_watermark(now_ms);
 }
 
 void Partition::make_follower(const PartitionState& s) {
@@ -100,7 +100,11 @@ int32_t Partition::effective_min_isr() const {
   return std::min(configured, static_cast<int32_t>(std::max<size_t>(replicas_.size(), 1)));
 }
 
-bool Partition::maybe_increment_high_watermark() {
+bool Partition::isr_eligible(BrokerId replica) const {
+  return !rules_.isr_join_needs_live_broker || !is_live_ || is_live_(replica);
+}
+
+bool Partition::maybe_increment_high_watermark(int64_t now_ms) {
   if (!is_leader()) return false;
   // Kafka 3.7+ (KAFKA-15583): nothing is committed while the ISR is below
   // min.insync.replicas, whatever acks the writes asked for.
@@ -121,6 +125,16 @@ bool Partition::maybe_increment_high_watermark() {
   }
   for (BrokerId r : pending_isr_) {
     if (!contains(isr_, r) && !hold(r)) return false;
+  }
+  // A follower outside that ISR, caught up within replica.lag.time.max.ms
+  // (never, while last_caught_up_ms is 0), holds it at its log end.
+  for (const auto& [r, f] : followers_) {
+    if (f.log_end.value < 0 || f.log_end >= candidate || f.last_caught_up_ms <= 0 ||
+        now_ms - f.last_caught_up_ms > lag_max_ms_ || contains(isr_, r) || contains(pending_isr_, r)) {
+      continue;
+    }
+    if (rules_.high_watermark_waits_for_eligible_only && !isr_eligible(r)) continue;
+    candidate = f.log_end;
   }
   if (candidate > high_watermark_) {
     high_watermark_ = candidate;
@@ -150,7 +164,7 @@ bool Partition::can_join_isr(BrokerId replica) const {
   if (!is_leader() || contains(isr_, replica) || !contains(replicas_, replica)) return false;
   const FollowerState* f = followers_.find(replica);
   return f != nullptr && f->log_end.value >= 0 && f->log_end >= high_watermark_ &&
-         f->log_end >= leader_epoch_start_;
+         f->log_end >= leader_epoch_start_ && isr_eligible(replica);
 }
 
 std::vector<BrokerId> Partition::out_of_sync(int64_t now_ms, int64_t lag_max_ms) const {

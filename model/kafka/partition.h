@@ -20,6 +20,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -94,10 +95,20 @@ class Partition {
   void set_follower_high_watermark(Offset leader_hw);
   // At start, from replication-offset-checkpoint.
   void set_checkpointed_high_watermark(Offset hw);
-  // Leader: recomputes from the ISR; true when it moved up.
-  bool maybe_increment_high_watermark();
+  // Leader: recomputes it at `now_ms`; true when it moved up. It is the
+  // smallest log end among the leader, the ISR members (and those being
+  // added), and the followers outside the ISR caught up within
+  // replica.lag.time.max.ms (from 3.6 only those that may join the ISR):
+  // a follower catching up holds it, so that the high watermark does not
+  // run ahead of a follower that would then never reach it
+  // (Partition.maybeIncrementLeaderHW).
+  bool maybe_increment_high_watermark(int64_t now_ms);
   // What differs between Kafka releases (BrokerConfig::replication_rules).
   void set_rules(const ReplicationRules& rules) { rules_ = rules; }
+  void set_replica_lag_time_max_ms(int64_t ms) { lag_max_ms_ = ms; }
+  // Whether a broker is alive in this broker's metadata cache (for the 3.3+
+  // ISR eligibility rules); every broker is, unless set.
+  void set_liveness(std::function<bool(BrokerId)> is_live) { is_live_ = std::move(is_live); }
   // min.insync.replicas as an acks=all write is checked against: the topic's
   // value, capped at the replication factor where KAFKA-15583 applies
   // (Partition.effectiveMinIsr).
@@ -111,8 +122,9 @@ class Partition {
   const sim::FlatMap<BrokerId, FollowerState>& followers() const { return followers_; }
   // Whether `replica`, an assigned follower outside the ISR, qualifies to
   // join it: at least at the high watermark and at the start of the leader
-  // epoch. Kafka asks this of the follower whose fetch just arrived
-  // (Partition.maybeExpandIsr), never of the others.
+  // epoch, and from 3.3 alive (isr_join_needs_live_broker). Kafka asks this
+  // of the follower whose fetch just arrived (Partition.maybeExpandIsr),
+  // never of the others.
   bool can_join_isr(BrokerId replica) const;
   // ISR members (other than the leader) that have lagged for too long; one
   // at the leader's log end never has (Partition.getOutOfSyncReplicas).
@@ -158,7 +170,11 @@ class Partition {
   std::vector<BrokerId> pending_isr_;
   Offset leader_epoch_start_{0};
   LeaderEpoch leading_since_{-1};
+  // Partition.isReplicaIsrEligible: from 3.3 its broker is alive.
+  bool isr_eligible(BrokerId replica) const;
   ReplicationRules rules_;
+  int64_t lag_max_ms_ = 30000;
+  std::function<bool(BrokerId)> is_live_;
   Offset high_watermark_{0};
   // Looked up on every follower fetch and every watermark check: a few
   // entries, filled by make_leader and cleared by make_follower.

@@ -639,6 +639,36 @@ TEST(KafkaBroker, AFollowerAsksReplicaFetchMaxBytesOfEachPartition) {
   EXPECT_EQ(largest_step, 1);
 }
 
+// A follower out of the ISR catching up while records keep coming faster
+// than its fetches go round: each fetch reaches the log end the previous one
+// saw, so it counts as caught up and holds the high watermark at its log end
+// (Partition.maybeIncrementLeaderHW); it is then at the watermark and
+// rejoins. Were the watermark to run ahead with the leader alone in the ISR,
+// the follower would stay behind it as long as the load lasts.
+TEST(KafkaBroker, AFollowerCatchingUpUnderLoadRejoinsTheIsr) {
+  ClusterOptions o{.brokers = 2};
+  o.network.latency = sim::LatencyModel::constant(Duration::millis(5));
+  Cluster c(o);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  const TopicPartition tp{"t", 0};
+  ASSERT_EQ(c.create_topic("t", 1, 2, {}, {{0, {1, 2}}}), ErrorCode::none);
+  ASSERT_TRUE(c.run_until([&] { return c.broker(2)->partition(tp) != nullptr; }, Duration::seconds(30)));
+  cut(c, 1, 2);
+  ASSERT_TRUE(c.run_until([&] { return c.state(tp)->isr == std::vector<BrokerId>{1}; }, Duration::seconds(120)));
+  for (uint64_t v = 0; v < 100; ++v) ASSERT_EQ(c.produce(tp, {v}, 1)->error, ErrorCode::none);
+  c.world().network().heal();
+  // A record every 2 ms, for 20 s; the follower's fetches take 10 ms or more.
+  auto out = std::make_shared<std::optional<ProducePartitionResponse>>();
+  bool rejoined = false;
+  for (uint64_t v = 0; v < 10000 && !rejoined; ++v) {
+    c.produce_async(tp, {1000 + v}, 1, out);
+    c.run_for(Duration::millis(2));
+    rejoined = c.broker(1)->partition(tp)->isr().size() == 2;
+  }
+  EXPECT_TRUE(rejoined);
+}
+
 // Two brokers; t-0 led by broker 1, broker 2 its follower in the ISR.
 // `in_epoch(e)` is the LeaderAndIsr a controller would send for epoch e with
 // the same leader and ISR (the ZooKeeper controller bumps the epoch when it

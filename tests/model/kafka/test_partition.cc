@@ -197,7 +197,7 @@ TEST(KafkaPartitionLeadership, ANewEpochAtTheSameLeaderKeepsWhatItsFollowersHave
   bed.p().update_follower(3, Offset{5}, 1600);
   bed.produce(2, LeaderEpoch{1});
   bed.p().update_follower(3, Offset{7}, 1700);
-  bed.p().maybe_increment_high_watermark();
+  bed.p().maybe_increment_high_watermark(1700);
   EXPECT_EQ(bed.p().high_watermark(), Offset{5});
 
   bed.p().make_leader(state(kLocal, LeaderEpoch{2}, {1, 3}, {1, 2, 3}, 1), 3000);
@@ -237,7 +237,7 @@ TEST(KafkaPartitionLeadership, MakeFollowerThenLeaderAgainStartsFresh) {
   EXPECT_EQ(bed.p().leader_epoch(), LeaderEpoch{2});
   EXPECT_TRUE(bed.p().needs_truncation);
   EXPECT_TRUE(bed.p().followers().empty());
-  EXPECT_FALSE(bed.p().maybe_increment_high_watermark());
+  EXPECT_FALSE(bed.p().maybe_increment_high_watermark(1500));
   EXPECT_FALSE(bed.p().can_join_isr(2));
   EXPECT_FALSE(bed.p().can_join_isr(3));
   EXPECT_TRUE(bed.p().out_of_sync(1'000'000, kLagMaxMs).empty());
@@ -342,19 +342,19 @@ TEST(KafkaPartitionHighWatermark, IsTheSmallestLogEndInTheIsr) {
   EXPECT_EQ(bed.p().high_watermark(), Offset{0});
 
   bed.p().update_follower(2, Offset{7}, 10);
-  EXPECT_FALSE(bed.p().maybe_increment_high_watermark()) << "3's log end is still unknown";
+  EXPECT_FALSE(bed.p().maybe_increment_high_watermark(10)) << "3's log end is still unknown";
   EXPECT_EQ(bed.p().high_watermark(), Offset{0});
 
   bed.p().update_follower(3, Offset{5}, 20);
-  EXPECT_TRUE(bed.p().maybe_increment_high_watermark());
+  EXPECT_TRUE(bed.p().maybe_increment_high_watermark(20));
   EXPECT_EQ(bed.p().high_watermark(), Offset{5});
 
   bed.p().update_follower(2, Offset{10}, 30);
-  EXPECT_FALSE(bed.p().maybe_increment_high_watermark()) << "3 still holds it at 5";
+  EXPECT_FALSE(bed.p().maybe_increment_high_watermark(30)) << "3 still holds it at 5";
   EXPECT_EQ(bed.p().high_watermark(), Offset{5});
 
   bed.p().update_follower(3, Offset{10}, 40);
-  EXPECT_TRUE(bed.p().maybe_increment_high_watermark());
+  EXPECT_TRUE(bed.p().maybe_increment_high_watermark(40));
   EXPECT_EQ(bed.p().high_watermark(), Offset{10});
 }
 
@@ -363,10 +363,10 @@ TEST(KafkaPartitionHighWatermark, IsCappedByTheLeaderLogEnd) {
   bed.produce(4);
   bed.p().make_leader(state(kLocal, LeaderEpoch{1}, {1, 2}), 0);
   bed.p().update_follower(2, Offset{4}, 10);
-  EXPECT_TRUE(bed.p().maybe_increment_high_watermark());
+  EXPECT_TRUE(bed.p().maybe_increment_high_watermark(10));
   EXPECT_EQ(bed.p().high_watermark(), Offset{4});
   bed.produce(3, LeaderEpoch{1});
-  EXPECT_FALSE(bed.p().maybe_increment_high_watermark());
+  EXPECT_FALSE(bed.p().maybe_increment_high_watermark(10));
   EXPECT_EQ(bed.p().high_watermark(), Offset{4});
 }
 
@@ -376,8 +376,56 @@ TEST(KafkaPartitionHighWatermark, ReplicasOutsideTheIsrDoNotHoldItBack) {
   bed.p().make_leader(state(kLocal, LeaderEpoch{1}, {1, 2}), 0);
   bed.p().update_follower(3, Offset{1}, 5);
   bed.p().update_follower(2, Offset{10}, 10);
-  EXPECT_TRUE(bed.p().maybe_increment_high_watermark());
+  EXPECT_TRUE(bed.p().maybe_increment_high_watermark(10));
   EXPECT_EQ(bed.p().high_watermark(), Offset{10});
+}
+
+// A follower outside the ISR that has caught up within
+// replica.lag.time.max.ms holds the high watermark at its log end
+// (Partition.maybeIncrementLeaderHW, every release): a follower catching up
+// under load would otherwise find the watermark always past its log end and
+// never qualify for the ISR.
+TEST(KafkaPartitionHighWatermark, ACaughtUpFollowerOutsideTheIsrHoldsIt) {
+  Bed bed;
+  bed.produce(10);
+  bed.p().make_leader(state(kLocal, LeaderEpoch{1}, {1, 2}), 0);
+  bed.p().update_follower(2, Offset{10}, 10);
+  bed.p().update_follower(3, Offset{10}, 20);  // at the leader's log end: caught up at 20
+  ASSERT_TRUE(bed.p().maybe_increment_high_watermark(20));
+  ASSERT_EQ(bed.p().high_watermark(), Offset{10});
+  bed.produce(5, LeaderEpoch{1});
+  bed.p().update_follower(2, Offset{15}, 30);
+  EXPECT_FALSE(bed.p().maybe_increment_high_watermark(30)) << "3 holds it at 10";
+  // 3 fetches the log end it saw last time: caught up as of that fetch.
+  bed.p().update_follower(3, Offset{12}, 40);
+  EXPECT_TRUE(bed.p().maybe_increment_high_watermark(40));
+  EXPECT_EQ(bed.p().high_watermark(), Offset{12});
+  // Silent for longer than replica.lag.time.max.ms: no longer caught up.
+  EXPECT_FALSE(bed.p().maybe_increment_high_watermark(20 + kLagMaxMs));
+  EXPECT_TRUE(bed.p().maybe_increment_high_watermark(21 + kLagMaxMs));
+  EXPECT_EQ(bed.p().high_watermark(), Offset{15});
+}
+
+// From 3.6 (KAFKA-15021) a caught-up follower holds the watermark only if it
+// may join the ISR: from 3.3 (KAFKA-14140) its broker must be alive in the
+// leader's metadata cache. Before, a dead one held it until its lag ran out.
+TEST(KafkaPartitionHighWatermark, From36OnlyAFollowerThatMayJoinTheIsrHoldsIt) {
+  for (bool v36 : {false, true}) {
+    SCOPED_TRACE(v36 ? "3.6+" : "2.x");
+    Bed bed;
+    bed.p().set_rules({.isr_join_needs_live_broker = v36, .high_watermark_waits_for_eligible_only = v36});
+    bed.p().set_liveness([](BrokerId b) { return b != 3; });
+    bed.produce(10);
+    bed.p().make_leader(state(kLocal, LeaderEpoch{1}, {1, 2}), 0);
+    bed.p().update_follower(3, Offset{10}, 20);
+    bed.produce(5, LeaderEpoch{1});
+    bed.p().update_follower(2, Offset{15}, 30);
+    bed.p().maybe_increment_high_watermark(30);
+    EXPECT_EQ(bed.p().high_watermark(), v36 ? Offset{15} : Offset{10});
+    // 3 at the watermark and the epoch's start, but not alive: not eligible from 3.3.
+    bed.p().update_follower(3, Offset{15}, 40);
+    EXPECT_EQ(bed.p().can_join_isr(3), !v36);
+  }
 }
 
 TEST(KafkaPartitionHighWatermark, ALeaderAloneInTheIsrCommitsItsWholeLogAtMakeLeader) {
@@ -386,7 +434,7 @@ TEST(KafkaPartitionHighWatermark, ALeaderAloneInTheIsrCommitsItsWholeLogAtMakeLe
   bed.p().make_leader(state(kLocal, LeaderEpoch{1}, {1}), 0);
   EXPECT_EQ(bed.p().high_watermark(), Offset{6});
   bed.produce(2, LeaderEpoch{1});
-  EXPECT_TRUE(bed.p().maybe_increment_high_watermark());
+  EXPECT_TRUE(bed.p().maybe_increment_high_watermark(0));
   EXPECT_EQ(bed.p().high_watermark(), Offset{8});
 }
 
@@ -395,13 +443,13 @@ TEST(KafkaPartitionHighWatermark, NeverGoesDownAtALeader) {
   bed.produce(10);
   bed.p().make_leader(state(kLocal, LeaderEpoch{1}, {1, 2}), 0);
   bed.p().update_follower(2, Offset{10}, 10);
-  ASSERT_TRUE(bed.p().maybe_increment_high_watermark());
+  ASSERT_TRUE(bed.p().maybe_increment_high_watermark(10));
   ASSERT_EQ(bed.p().high_watermark(), Offset{10});
 
   // A member with a smaller log end joins (or was there all along).
   bed.p().update_follower(3, Offset{4}, 20);
   bed.p().set_isr({1, 2, 3}, 1);
-  EXPECT_FALSE(bed.p().maybe_increment_high_watermark());
+  EXPECT_FALSE(bed.p().maybe_increment_high_watermark(20));
   EXPECT_EQ(bed.p().high_watermark(), Offset{10});
 }
 
@@ -410,10 +458,10 @@ TEST(KafkaPartitionHighWatermark, ShrinkingTheIsrLetsItAdvance) {
   bed.produce(10);
   bed.p().make_leader(state(kLocal, LeaderEpoch{1}, {1, 2, 3}), 0);
   bed.p().update_follower(2, Offset{10}, 10);
-  EXPECT_FALSE(bed.p().maybe_increment_high_watermark()) << "3 never fetched";
+  EXPECT_FALSE(bed.p().maybe_increment_high_watermark(10)) << "3 never fetched";
   bed.p().set_isr({1, 2}, 1);
   EXPECT_EQ(bed.p().zk_version(), 1);
-  EXPECT_TRUE(bed.p().maybe_increment_high_watermark());
+  EXPECT_TRUE(bed.p().maybe_increment_high_watermark(10));
   EXPECT_EQ(bed.p().high_watermark(), Offset{10});
 }
 
@@ -448,7 +496,7 @@ TEST(KafkaPartitionHighWatermark, StaysPutWhileTheIsrIsBelowMinInsyncWhereKafka1
     bed.p().set_isr({1, 2}, 1);
     bed.p().update_follower(2, Offset{4}, 10);
     EXPECT_FALSE(bed.p().under_min_isr());
-    EXPECT_EQ(bed.p().maybe_increment_high_watermark(), rule);
+    EXPECT_EQ(bed.p().maybe_increment_high_watermark(10), rule);
     EXPECT_EQ(bed.p().high_watermark(), Offset{4});
   }
 }
@@ -490,7 +538,7 @@ TEST(KafkaPartitionIsr, AFollowerJoinsOnceItReachesTheHighWatermark) {
   bed.produce(10);
   bed.p().make_leader(state(kLocal, LeaderEpoch{1}, {1, 2}), 0);
   bed.p().update_follower(2, Offset{10}, 10);
-  bed.p().maybe_increment_high_watermark();
+  bed.p().maybe_increment_high_watermark(10);
   ASSERT_EQ(bed.p().high_watermark(), Offset{10});
 
   bed.p().update_follower(3, Offset{9}, 20);
@@ -597,24 +645,24 @@ TEST(KafkaPartitionMaximalIsr, AMemberBeingAddedHoldsTheHighWatermarkUntilItsWri
   bed.produce(10);
   bed.p().make_leader(state(kLocal, LeaderEpoch{1}, {1, 2}), 0);
   bed.p().update_follower(2, Offset{10}, 10);
-  ASSERT_TRUE(bed.p().maybe_increment_high_watermark());
+  ASSERT_TRUE(bed.p().maybe_increment_high_watermark(10));
   bed.p().update_follower(3, Offset{10}, 20);
   ASSERT_TRUE(bed.p().can_join_isr(3));
   bed.p().set_pending_isr({1, 2, 3});
 
   bed.produce(4, LeaderEpoch{1});  // log end 14
   bed.p().update_follower(2, Offset{14}, 30);
-  EXPECT_FALSE(bed.p().maybe_increment_high_watermark()) << "3, being added, is at 10";
+  EXPECT_FALSE(bed.p().maybe_increment_high_watermark(30)) << "3, being added, is at 10";
   EXPECT_EQ(bed.p().high_watermark(), Offset{10});
 
   bed.p().update_follower(3, Offset{12}, 40);
-  EXPECT_TRUE(bed.p().maybe_increment_high_watermark());
+  EXPECT_TRUE(bed.p().maybe_increment_high_watermark(40));
   EXPECT_EQ(bed.p().high_watermark(), Offset{12});
 
   bed.p().set_isr({1, 2, 3}, 1);
   bed.p().clear_pending_isr();
   bed.p().update_follower(3, Offset{14}, 50);
-  EXPECT_TRUE(bed.p().maybe_increment_high_watermark());
+  EXPECT_TRUE(bed.p().maybe_increment_high_watermark(50));
   EXPECT_EQ(bed.p().high_watermark(), Offset{14});
 }
 
@@ -624,16 +672,16 @@ TEST(KafkaPartitionMaximalIsr, AMemberBeingRemovedStillHoldsTheHighWatermark) {
   bed.p().make_leader(state(kLocal, LeaderEpoch{1}, {1, 2, 3}), 0);
   bed.p().update_follower(2, Offset{10}, 10);
   bed.p().update_follower(3, Offset{4}, 10);
-  ASSERT_TRUE(bed.p().maybe_increment_high_watermark());
+  ASSERT_TRUE(bed.p().maybe_increment_high_watermark(10));
   ASSERT_EQ(bed.p().high_watermark(), Offset{4});
 
   bed.p().set_pending_isr({1, 2});  // shrink in flight: 3 is still in the ISR
-  EXPECT_FALSE(bed.p().maybe_increment_high_watermark());
+  EXPECT_FALSE(bed.p().maybe_increment_high_watermark(10));
   EXPECT_EQ(bed.p().high_watermark(), Offset{4});
 
   bed.p().set_isr({1, 2}, 1);
   bed.p().clear_pending_isr();
-  EXPECT_TRUE(bed.p().maybe_increment_high_watermark());
+  EXPECT_TRUE(bed.p().maybe_increment_high_watermark(10));
   EXPECT_EQ(bed.p().high_watermark(), Offset{10});
 }
 
@@ -644,7 +692,7 @@ TEST(KafkaPartitionMaximalIsr, ANewLeaderAndIsrStateDropsThePendingIsr) {
   ASSERT_EQ(bed.p().high_watermark(), Offset{10});
   bed.p().set_pending_isr({1, 3});  // 3 has not fetched: it would hold the HW
   bed.produce(2, LeaderEpoch{1});
-  EXPECT_FALSE(bed.p().maybe_increment_high_watermark());
+  EXPECT_FALSE(bed.p().maybe_increment_high_watermark(0));
 
   bed.p().make_leader(state(kLocal, LeaderEpoch{2}, {1}), 100);
   EXPECT_EQ(bed.p().high_watermark(), Offset{12});
@@ -653,7 +701,7 @@ TEST(KafkaPartitionMaximalIsr, ANewLeaderAndIsrStateDropsThePendingIsr) {
   bed.p().set_pending_isr({1, 3});
   bed.p().make_leader(state(kLocal, LeaderEpoch{4}, {1}), 200);
   bed.produce(1, LeaderEpoch{4});
-  EXPECT_TRUE(bed.p().maybe_increment_high_watermark());
+  EXPECT_TRUE(bed.p().maybe_increment_high_watermark(200));
   EXPECT_EQ(bed.p().high_watermark(), Offset{13});
 }
 
@@ -860,9 +908,9 @@ TEST(KafkaPartitionStateVersion, RisesWithEveryChangeTheInvariantsRead) {
   bed.produce(1, LeaderEpoch{1});
   bed.p().update_follower(2, Offset{5}, 1300);
   EXPECT_TRUE(rose());
-  EXPECT_TRUE(bed.p().maybe_increment_high_watermark());
+  EXPECT_TRUE(bed.p().maybe_increment_high_watermark(1300));
   EXPECT_TRUE(rose()) << "high watermark";
-  EXPECT_FALSE(bed.p().maybe_increment_high_watermark());
+  EXPECT_FALSE(bed.p().maybe_increment_high_watermark(1300));
   EXPECT_FALSE(rose()) << "a high watermark that stays";
   bed.p().set_isr({1, 2, 3}, 1);
   EXPECT_TRUE(rose()) << "set_isr";
