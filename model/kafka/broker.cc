@@ -1341,6 +1341,15 @@ bool Broker::fetch_satisfied(const FetchRequest& r, bool waiting, FetchTargets& 
     }
     if (readable >= r.min_bytes) return true;
   }
+  if (t.fetch_segments.size() != r.partitions.size()) {
+    // The first look, as the fetch comes: where each offset is now.
+    t.fetch_segments.clear();
+    for (size_t i = 0; i < r.partitions.size(); ++i) {
+      const Partition* p = found[i];
+      t.fetch_segments.push_back(p == nullptr ? Offset{-1} : p->log().segment_base(r.partitions[i].fetch_offset));
+    }
+  }
+  const bool above_end_completes = config_.replication_rules.fetch_above_end_completes;
   int64_t available = 0;
   for (size_t i = 0; i < r.partitions.size(); ++i) {
     const FetchPartition& fp = r.partitions[i];
@@ -1349,13 +1358,22 @@ bool Broker::fetch_satisfied(const FetchRequest& r, bool waiting, FetchTargets& 
     const Offset upto = fetch_upto(r, *p);
     if (fp.fetch_offset == upto) continue;
     const PartitionLog& log = p->log();
-    // Case C: the end has moved to a later segment (a roll), or the fetch
-    // offset is on a later one than the end (a truncated leader).
-    if (log.on_older_segment(fp.fetch_offset, upto) || log.on_older_segment(upto, fp.fetch_offset)) {
-      return true;
-    }
-    if (fp.fetch_offset < upto) {
-      available += std::min<int64_t>(log.bytes_between(fp.fetch_offset, upto), fp.max_bytes);
+    const Offset fetch_segment = t.fetch_segments[i];
+    const Offset end_segment = log.segment_base(upto);
+    if (above_end_completes) {
+      // 3.8+: an offset above the end (case F), or the end on a later
+      // segment (a roll, case F), answers at once; bytes count within one.
+      if (fp.fetch_offset > upto || fetch_segment < end_segment) return true;
+      if (fetch_segment == end_segment) {
+        available += std::min<int64_t>(log.bytes_between(fp.fetch_offset, upto), fp.max_bytes);
+      }
+    } else {
+      // Case C: the end on an older segment than the offset (a truncated
+      // leader), or the offset on an older one than the end (a roll).
+      if (end_segment < fetch_segment || fetch_segment < end_segment) return true;
+      if (fp.fetch_offset < upto) {
+        available += std::min<int64_t>(log.bytes_between(fp.fetch_offset, upto), fp.max_bytes);
+      }
     }
   }
   return available >= r.min_bytes;

@@ -254,6 +254,11 @@ class Broker final : public sim::Process {
   struct FetchTargets {
     boost::container::small_vector<const Partition*, 4> partitions;
     uint64_t generation = UINT64_MAX;  // partitions_generation_ when looked up
+    // The segment each fetch offset was in when the fetch came (its base;
+    // -1 for a partition in error): Kafka keeps the offset's metadata from
+    // the first read, so a fetch parked at a segment's end is on the older
+    // segment once the log rolls.
+    boost::container::small_vector<Offset, 4> fetch_segments;
   };
   struct DelayedFetch {
     uint64_t id = 0;

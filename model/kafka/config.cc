@@ -784,7 +784,8 @@ BrokerConfig default_broker_config(VersionProfile version) {
                          .isr_write_holds_partition_lock = v22,
                          .failed_fetch_sleeps = !v3,
                          .isr_join_needs_live_broker = v3,
-                         .high_watermark_waits_for_eligible_only = v3};
+                         .high_watermark_waits_for_eligible_only = v3,
+                         .fetch_above_end_completes = v3};
   c.group_rules = {.join_admission_by_state = !v22};
   return c;
 }

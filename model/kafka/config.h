@@ -99,6 +99,12 @@ struct ReplicationRules {
   // high watermark only while it may join the ISR (the same check); before,
   // any caught-up follower held it (Partition.maybeIncrementLeaderHW).
   bool high_watermark_waits_for_eligible_only = false;
+  // From 3.8 (KAFKA-16452) a waiting fetch whose offset is above the end it
+  // may read to (a consumer above the high watermark) is answered at once,
+  // and bytes are counted only within one segment; before, only a fetch
+  // offset on a later segment than that end was answered at once
+  // (DelayedFetch.tryComplete).
+  bool fetch_above_end_completes = false;
 };
 
 // Where a release's group coordinator differs in mechanism, not in a

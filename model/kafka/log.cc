@@ -509,9 +509,9 @@ int64_t PartitionLog::fetch_read(Offset from, Offset upto, int64_t max_bytes, bo
   return std::min(slice, bytes_between(lo, hi));
 }
 
-bool PartitionLog::on_older_segment(Offset a, Offset b) const {
-  if (segments_.empty()) return false;
-  return segment_index(a) < segment_index(b);
+Offset PartitionLog::segment_base(Offset o) const {
+  if (segments_.empty()) return log_start_;
+  return segments_[segment_index(o)].base;
 }
 
 int64_t PartitionLog::bytes_between(Offset from, Offset upto) const {

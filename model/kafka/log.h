@@ -137,10 +137,10 @@ class PartitionLog {
   // (replacing what it held) unless it is null.
   int64_t fetch_read(Offset from, Offset upto, int64_t max_bytes, bool min_one,
                      std::vector<Record>* out) const;
-  // Whether offset `a` lies in an older segment than offset `b`
-  // (LogOffsetMetadata.onOlderSegment; an offset at a segment's base is in
-  // that segment).
-  bool on_older_segment(Offset a, Offset b) const;
+  // The base offset of the segment holding `o` (an offset at a segment's
+  // base is in that segment; the log end is in the active segment): what
+  // LogOffsetMetadata.segmentBaseOffset says of it now.
+  Offset segment_base(Offset o) const;
   // Bytes held in [from, upto).
   int64_t bytes_between(Offset from, Offset upto) const;
   int64_t size_bytes() const;

@@ -1008,6 +1008,24 @@ std::vector<size_t> record_counts(const std::optional<Response>& r) {
   return counts;
 }
 
+// A fetch sent to broker 1 on a connection of its own: when it was
+// answered, and how many records each partition got.
+struct FetchWatch {
+  std::optional<sim::Time> answered;
+  std::vector<size_t> counts;
+  void send(Cluster& c, FetchRequest f) {
+    answered.reset();
+    counts.clear();
+    c.send(1, std::move(f),
+           [this, &c](SendError e, const Response* r) {
+             if (e != SendError::none || r == nullptr) return;
+             answered = c.world().now();
+             counts = record_counts(*r);
+           },
+           true, /*connection=*/1);
+  }
+};
+
 // ReplicaManager.readFromLocalLog: each partition reads at most its own
 // limit and what the partitions before it left of the answer's; the first
 // partition with data gets its first batch whole whatever the limits
@@ -1044,19 +1062,10 @@ TEST(KafkaBroker, AFetchReadsEachPartitionWithinItsOwnLimitAndTheAnswers) {
 TEST(KafkaBroker, AFetchCountsTheBytesThereAreNotOnlyTheBytesItWouldRead) {
   Cluster c({.brokers = 1});
   ASSERT_TRUE(start_with_three_partitions_of_four_batches(c));
-  std::optional<sim::Time> answered;
-  std::vector<size_t> counts;
-  const auto fetch = [&](FetchRequest f) {
-    answered.reset();
-    counts.clear();
-    c.send(1, std::move(f),
-           [&](SendError e, const Response* r) {
-             if (e != SendError::none || r == nullptr) return;
-             answered = c.world().now();
-             counts = record_counts(*r);
-           },
-           true, /*connection=*/1);
-  };
+  FetchWatch w;
+  std::optional<sim::Time>& answered = w.answered;
+  std::vector<size_t>& counts = w.counts;
+  const auto fetch = [&](FetchRequest f) { w.send(c, std::move(f)); };
   // The answer's 100 bytes read one batch of t-0's 280: short of min_bytes
   // (200), but 280 are there, so it is answered at once, with that batch.
   sim::Time sent = c.world().now();
@@ -1091,40 +1100,131 @@ TEST(KafkaBroker, AFetchCountsTheBytesThereAreNotOnlyTheBytesItWouldRead) {
   EXPECT_GE(*answered - sent, Duration::seconds(5));
 }
 
-// A read stays in one segment (Log.read). A waiting fetch whose offset is
-// in an older segment than the partition's end is answered at once
-// (DelayedFetch, case C: the partition has just rolled a segment), with what
-// its segment holds.
-TEST(KafkaBroker, AWaitingFetchIsAnsweredWhenItsPartitionRollsASegment) {
-  Cluster c({.brokers = 1});
-  c.start();
-  ASSERT_EQ(c.create_topic("t", 1, 1, {{"segment.bytes", "200"}}), ErrorCode::none);
-  const TopicPartition tp{"t", 0};
-  ASSERT_EQ(c.produce(tp, {1}, 1)->error, ErrorCode::none);
-  ASSERT_EQ(c.produce(tp, {2}, 1)->error, ErrorCode::none);
-  std::optional<sim::Time> answered;
-  std::vector<uint64_t> values;
+// Sends broker 1 a consumer fetch of `tp` from `from` that waits for 10000
+// bytes (20 s at most), on a connection of its own; `answered` and `values`
+// are set when the answer comes.
+void fetch_waiting_for_10000_bytes(Cluster& c, const TopicPartition& tp, int64_t from,
+                                   std::optional<sim::Time>& answered, std::vector<uint64_t>& values) {
   FetchRequest f;
   f.max_wait_ms = 20000;
   f.min_bytes = 10000;
-  f.partitions.push_back({tp, Offset{0}, LeaderEpoch{-1}, Offset{-1}, 1048576});
+  f.partitions.push_back({tp, Offset{from}, LeaderEpoch{-1}, Offset{-1}, 1048576});
   c.send(1, f,
-         [&](SendError e, const Response* r) {
+         [&c, &answered, &values](SendError e, const Response* r) {
            if (e != SendError::none || r == nullptr) return;
            answered = c.world().now();
            for (const Record& rec : std::get<FetchResponse>(*r).partitions.at(0).records) values.push_back(rec.value);
          },
          true, /*connection=*/1);
-  c.run_for(Duration::seconds(1));
-  EXPECT_FALSE(answered) << "140 of the 10000 bytes it waits for";
-  // The third batch does not fit the 200-byte segment: a roll.
-  const sim::Time rolled = c.world().now();
-  ASSERT_EQ(c.produce(tp, {3}, 1)->error, ErrorCode::none);
-  ASSERT_EQ(c.broker(1)->partition(tp)->log().segments().size(), 2u);
+}
+
+// A read stays in one segment (Log.read). A waiting fetch whose offset was,
+// when it came, in an older segment than the partition's end is answered at
+// once (DelayedFetch, case C: the partition has just rolled a segment), with
+// what its segment holds: one inside the first segment reads the rest of it,
+// and one parked at the first segment's end stays on that segment when the
+// next append rolls the log, and reads the new segment.
+TEST(KafkaBroker, AWaitingFetchIsAnsweredWhenItsPartitionRollsASegment) {
+  for (const auto& [from, expected] :
+       {std::pair<int64_t, std::vector<uint64_t>>{0, {1, 2}}, std::pair<int64_t, std::vector<uint64_t>>{2, {3}}}) {
+    SCOPED_TRACE(from);
+    Cluster c({.brokers = 1});
+    c.start();
+    ASSERT_EQ(c.create_topic("t", 1, 1, {{"segment.bytes", "200"}}), ErrorCode::none);
+    const TopicPartition tp{"t", 0};
+    ASSERT_EQ(c.produce(tp, {1}, 1)->error, ErrorCode::none);
+    ASSERT_EQ(c.produce(tp, {2}, 1)->error, ErrorCode::none);
+    std::optional<sim::Time> answered;
+    std::vector<uint64_t> values;
+    fetch_waiting_for_10000_bytes(c, tp, from, answered, values);
+    c.run_for(Duration::seconds(1));
+    EXPECT_FALSE(answered) << "at most 140 of the 10000 bytes it waits for";
+    // The third batch does not fit the 200-byte segment: a roll.
+    const sim::Time rolled = c.world().now();
+    ASSERT_EQ(c.produce(tp, {3}, 1)->error, ErrorCode::none);
+    ASSERT_EQ(c.broker(1)->partition(tp)->log().segments().size(), 2u);
+    c.run_for(Duration::millis(50));
+    ASSERT_TRUE(answered);
+    EXPECT_LT(*answered - rolled, Duration::millis(100));
+    EXPECT_EQ(values, expected);
+  }
+}
+
+// min_bytes against what a fetch that has just come reads: a first batch
+// larger than its partition's limit is read whole (minOneMessage) and
+// counts whole; after it, a partition whose first batch does not fit reads
+// and counts nothing.
+TEST(KafkaBroker, TheBytesAFetchReadsCountTowardsItsMinBytes) {
+  Cluster c({.brokers = 1});
+  c.start();
+  ASSERT_EQ(c.create_topic("u", 2, 1), ErrorCode::none);
+  ASSERT_EQ(c.produce({"u", 0}, {1}, 1)->error, ErrorCode::none);        // 70 bytes
+  ASSERT_EQ(c.produce({"u", 1}, {2, 3, 4}, 1)->error, ErrorCode::none);  // one batch of 210
+  FetchWatch w;
+  std::optional<sim::Time>& answered = w.answered;
+  std::vector<size_t>& counts = w.counts;
+  const auto fetch = [&](std::vector<int32_t> partitions, int32_t min_bytes) {
+    FetchRequest f;
+    f.max_wait_ms = 2000;
+    f.min_bytes = min_bytes;
+    for (int32_t p : partitions) f.partitions.push_back({{"u", p}, Offset{0}, LeaderEpoch{-1}, Offset{-1}, 100});
+    w.send(c, std::move(f));
+  };
+  // u-1 alone: its 210-byte batch is read whole, 210 >= 150, at once
+  // (counting only the 100 of its limit, the purgatory would wait).
+  sim::Time sent = c.world().now();
+  fetch({1}, 150);
   c.run_for(Duration::millis(50));
   ASSERT_TRUE(answered);
-  EXPECT_LT(*answered - rolled, Duration::millis(100));
-  EXPECT_EQ(values, (std::vector<uint64_t>{1, 2})) << "the first segment only";
+  EXPECT_LT(*answered - sent, Duration::millis(50));
+  EXPECT_EQ(counts, (std::vector<size_t>{3}));
+  // u-0 first: it takes minOneMessage, and u-1's batch no longer fits its
+  // 100: 70 bytes read, 170 counted, short of 200 — the whole max wait.
+  sent = c.world().now();
+  fetch({0, 1}, 200);
+  c.run_for(Duration::seconds(1));
+  EXPECT_FALSE(answered);
+  c.run_for(Duration::seconds(2));
+  ASSERT_TRUE(answered);
+  EXPECT_GE(*answered - sent, Duration::seconds(2));
+  EXPECT_EQ(counts, (std::vector<size_t>{1, 0}));
+}
+
+// A consumer fetching above the high watermark (records the leader has
+// that its ISR has not): from 3.8 (KAFKA-16452) answered at once; before,
+// on the same segment, it waits.
+TEST(KafkaBroker, AConsumerFetchAboveTheHighWatermarkIsAnsweredAtOnceFrom38) {
+  for (VersionProfile version : {VersionProfile::v2_8, VersionProfile::v3_9}) {
+    SCOPED_TRACE(to_string(version));
+    ClusterOptions o{.brokers = 2};
+    o.version = version;
+    Cluster c(o);
+    c.start();
+    ASSERT_TRUE(c.await_ready());
+    const TopicPartition tp{"t", 0};
+    ASSERT_EQ(c.create_topic("t", 1, 2, {}, {{0, {1, 2}}}), ErrorCode::none);
+    ASSERT_EQ(c.produce(tp, {1, 2}, -1)->error, ErrorCode::none);
+    c.pause_broker(2);
+    ASSERT_EQ(c.produce(tp, {3, 4}, 1)->error, ErrorCode::none);
+    const Partition& leader = *c.broker(1)->partition(tp);
+    ASSERT_EQ(leader.high_watermark(), Offset{2});
+    ASSERT_EQ(leader.log().log_end(), Offset{4});
+    std::optional<sim::Time> answered;
+    FetchRequest f;
+    f.max_wait_ms = 3000;
+    f.partitions.push_back({tp, Offset{3}, LeaderEpoch{-1}, Offset{-1}, 1048576});
+    const sim::Time sent = c.world().now();
+    c.send(1, f, [&](SendError e, const Response* r) {
+      if (e == SendError::none && r != nullptr) answered = c.world().now();
+    });
+    c.run_for(Duration::seconds(5));
+    ASSERT_TRUE(answered);
+    if (version == VersionProfile::v3_9) {
+      EXPECT_LT(*answered - sent, Duration::millis(50));
+    } else {
+      EXPECT_GE(*answered - sent, Duration::seconds(3));
+    }
+  }
 }
 
 // acks=0: the broker appends and answers nothing, and the connection goes on

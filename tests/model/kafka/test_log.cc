@@ -512,10 +512,9 @@ TEST(KafkaLog, FetchReadStopsAtTheEndOfItsSegment) {
   EXPECT_EQ(offsets_of(out), (std::vector<int64_t>{2, 3}));
   // read() is not a fetch: it reads across segments.
   EXPECT_EQ(offsets_of(log.read(Offset{0}, Offset{4}, 1'000)), (std::vector<int64_t>{0, 1, 2, 3}));
-  EXPECT_TRUE(log.on_older_segment(Offset{1}, Offset{2}));
-  EXPECT_TRUE(log.on_older_segment(Offset{0}, Offset{4}));  // the log end, in the last segment
-  EXPECT_FALSE(log.on_older_segment(Offset{0}, Offset{1}));
-  EXPECT_FALSE(log.on_older_segment(Offset{3}, Offset{2}));
+  EXPECT_EQ(log.segment_base(Offset{1}), Offset{0});
+  EXPECT_EQ(log.segment_base(Offset{2}), Offset{2});  // a segment's base is in it
+  EXPECT_EQ(log.segment_base(Offset{4}), Offset{2});  // the log end, in the active segment
 }
 
 // Kafka answers a fetch in whole batches: it slices the segment's bytes, and
