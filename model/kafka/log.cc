@@ -287,6 +287,8 @@ std::string PartitionLog::epoch_checkpoint_path() const {
 
 size_t PartitionLog::segment_index(Offset o) const {
   SIM_ASSERT(!segments_.empty(), "{}: no segment", dir_);
+  // Mostly the active segment (a fetch near the log end): no search.
+  if (o >= segments_.back().base) return segments_.size() - 1;
   auto it = std::upper_bound(segments_.begin(), segments_.end(), o,
                              [](Offset v, const SegmentInfo& s) { return v < s.base; });
   if (it == segments_.begin()) return 0;
