@@ -106,9 +106,25 @@ Time Disk::fsync(const std::string& path, Callback done) {
   File& file = open(path);
   const size_t covered = file.size();
   const uint64_t file_id = file.id_;
-  const Time start = std::max(loop_->now(), device_busy_until_);
-  const Time finish = start + rng_.uniform(options_.fsync_latency_min, options_.fsync_latency_max);
-  device_busy_until_ = finish;
+  // Drawn for every fsync, used or not: the disk's random stream stays the
+  // same whatever the fsyncs find to write.
+  const Duration latency = rng_.uniform(options_.fsync_latency_min, options_.fsync_latency_max);
+  Time finish;
+  if (!file.dirty()) {
+    // Nothing to write: no device time.
+    finish = loop_->now();
+  } else if (file.fsync_generation_ == generation_ && file.fsync_finish_ > loop_->now() &&
+             covered <= file.fsync_covered_) {
+    // An fsync in flight covers every record: done when it is.
+    finish = file.fsync_finish_;
+  } else {
+    const Time start = std::max(loop_->now(), device_busy_until_);
+    finish = start + latency;
+    device_busy_until_ = finish;
+    file.fsync_covered_ = covered;
+    file.fsync_finish_ = finish;
+    file.fsync_generation_ = generation_;
+  }
   const uint64_t generation = generation_;
   loop_->at(finish, [this, path, covered, generation, file_id, done = std::move(done)]() mutable {
     // A power loss between the call and now means the fsync never completed.

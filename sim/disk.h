@@ -5,7 +5,11 @@
 // killed; only what reached the platter survives the host losing power. Data
 // reaches the platter three ways, as on Linux:
 //   - `fsync` — takes `fsync_latency` and completes through a callback; one
-//     device, so concurrent fsyncs queue behind each other;
+//     device, so concurrent fsyncs queue behind each other. An fsync of a
+//     file with nothing dirty writes nothing and completes at once, and one
+//     whose records an fsync in flight already covers completes with that
+//     one, as Linux waits for the pages under writeback rather than writing
+//     them again;
 //   - background writeback — a dirty record older than `writeback_delay`
 //     (Linux: vm.dirty_expire_centisecs = 30 s) has been written back;
 //   - chance — at power-off some prefix of the younger dirty records may also
@@ -163,6 +167,11 @@ class File {
   size_t durable_prefix_ = 0;
   std::vector<std::pair<std::string, bool>> durable_tail_;
   Time last_truncate_at_ = Time::zero();
+  // The last fsync that took device time: how many records it covers, when
+  // it completes, and in which power generation of the disk.
+  size_t fsync_covered_ = 0;
+  Time fsync_finish_ = Time::zero();
+  uint64_t fsync_generation_ = UINT64_MAX;
 };
 
 inline size_t RecordRange::size() const { return file_->size(); }

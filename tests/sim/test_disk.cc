@@ -263,13 +263,40 @@ TEST(Disk, ConcurrentFsyncsQueueOnTheDevice) {
   loop.run_until(at_ms(1));
   // Another file, same device: waits for the first fsync, then takes 2 ms.
   EXPECT_EQ(disk.fsync("b", [&] { done.emplace_back("b", loop.now()); }), at_ms(4));
+  disk.open("a").append("x2", loop.now());  // more to write than the first covers
   EXPECT_EQ(disk.fsync("a", [&] { done.emplace_back("a2", loop.now()); }), at_ms(6));
   loop.run_until_quiet();
   EXPECT_EQ(done, (std::vector<std::pair<std::string, Time>>{
                       {"a", at_ms(2)}, {"b", at_ms(4)}, {"a2", at_ms(6)}}));
   // An idle device starts at once.
   loop.run_until(at_ms(100));
+  disk.open("a").append("x3", loop.now());
   EXPECT_EQ(disk.fsync("a", [] {}), at_ms(102));
+}
+
+// An fsync that finds nothing to write completes at once, without the
+// device; one whose records an fsync in flight covers completes with it (the
+// kernel waits for the pages under writeback instead of writing them again).
+// Neither holds up the fsyncs queued after it.
+TEST(Disk, AnFsyncWithNothingNewToWriteTakesNoDeviceTime) {
+  EventLoop loop;
+  Disk disk(loop, fixed_fsync(Duration::millis(2)), Rng(1));
+  File& a = disk.open("a");
+  a.append("x", loop.now());
+  EXPECT_EQ(disk.fsync("a", [] {}), at_ms(2));
+  loop.run_until(at_ms(1));
+  bool covered_done = false;
+  EXPECT_EQ(disk.fsync("a", [&] { covered_done = true; }), at_ms(2)) << "covered by the one in flight";
+  disk.open("b").append("y", loop.now());
+  EXPECT_EQ(disk.fsync("b", [] {}), at_ms(4)) << "behind the first only";
+  loop.run_until(at_ms(3));
+  EXPECT_TRUE(covered_done);
+  EXPECT_FALSE(a.dirty());
+  bool clean_done = false;
+  EXPECT_EQ(disk.fsync("a", [&] { clean_done = true; }), at_ms(3)) << "nothing dirty";
+  loop.run_until(at_ms(3));
+  EXPECT_TRUE(clean_done);
+  EXPECT_EQ(disk.fsync("b", [] {}), at_ms(4)) << "b's own fsync, still in flight, covers it";
 }
 
 TEST(Disk, FsyncLatencyIsDrawnFromTheConfiguredRange) {
@@ -278,6 +305,7 @@ TEST(Disk, FsyncLatencyIsDrawnFromTheConfiguredRange) {
   Disk disk(loop, options, Rng(8));
   Duration lo = Duration::max(), hi = Duration::zero();
   for (int i = 0; i < 200; ++i) {
+    disk.open("log").append("r", loop.now());  // something to write each time
     const Time start = loop.now();
     const Time finish = disk.fsync("log", [] {});
     loop.run_until_quiet();
@@ -317,10 +345,14 @@ TEST(Disk, APowerLossBeforeTheFsyncCompletesMeansItNeverDid) {
 TEST(Disk, TheFsyncQueueStartsEmptyAfterAPowerLoss) {
   EventLoop loop;
   Disk disk(loop, fixed_fsync(Duration::millis(2)), Rng(1));
+  File& f = disk.open("log");
+  f.append("a", loop.now());
   disk.fsync("log", [] {});  // until 2 ms
+  f.append("b", loop.now());
   disk.fsync("log", [] {});  // until 4 ms
   loop.run_until(at_ms(1));
   disk.power_loss(loop.now());
+  f.append("c", loop.now());
   EXPECT_EQ(disk.fsync("log", [] {}), at_ms(3));
 }
 
