@@ -21,6 +21,7 @@
 //   compression.codec      = compression.type            (librdkafka; no effect)
 //   fetch.wait.max.ms      = fetch.max.wait.ms           (Java's name)
 //   fetch.message.max.bytes = max.partition.fetch.bytes  (librdkafka; Java's name)
+//   message.max.bytes      = max.request.size            (producer; Java's name)
 //   request.timeout.ms     = socket.timeout.ms           (consumer only, see below)
 //   retry.backoff.ms       = fetch.error.backoff.ms      (consumer only, see below)
 //
@@ -196,6 +197,7 @@ constexpr Alias kProducerAliases[] = {
     {"linger.ms", "queue.buffering.max.ms"},
     {"max.in.flight", "max.in.flight.requests.per.connection"},
     {"compression.codec", "compression.type"},
+    {"message.max.bytes", "max.request.size"},
 };
 
 constexpr Alias kConsumerAliases[] = {
@@ -431,6 +433,7 @@ const std::vector<std::string>& producer_keys_with_effect() {
       "message.timeout.ms",
       "linger.ms",
       "batch.size",
+      "message.max.bytes",
       "max.in.flight",
       "enable.idempotence",
       "partitioner",
@@ -715,6 +718,12 @@ ProducerConfig parse_producer_config(const Properties& props, ProducerConfig def
   const std::string linger_key = key("linger.ms");
   c.linger_ms = get_int32(props, linger_key, c.linger_ms, 0, 900000, "milliseconds");
   c.batch_size = get_int32(props, "batch.size", c.batch_size, 1, kMaxInt32, "bytes");
+  // librdkafka's spelling with its range; Java's with Java's (atLeast(0)).
+  const std::string max_bytes_key = key("message.max.bytes");
+  c.message_max_bytes =
+      max_bytes_key == "message.max.bytes"
+          ? get_int32(props, max_bytes_key, c.message_max_bytes, 1000, 1000000000, "bytes")
+          : get_int32(props, max_bytes_key, c.message_max_bytes, 0, kMaxInt32, "bytes");
   const std::string in_flight_key = key("max.in.flight");
   c.max_in_flight = get_int32(props, in_flight_key, c.max_in_flight, 1, 1000000, "requests");
   c.enable_idempotence = get_bool(props, "enable.idempotence", c.enable_idempotence);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "model/kafka/record_format.h"
 #include "sim/assert.h"
 
 namespace client {
@@ -119,9 +120,19 @@ void Producer::event(const std::string& name, int32_t node) {
 // --- send --------------------------------------------------------------------------
 
 void Producer::send(const std::string& topic, std::optional<std::string> key, uint64_t value,
-                    int32_t size, Callback done) {
+                    int32_t value_bytes, Callback done) {
+  const int32_t key_bytes = key ? static_cast<int32_t>(key->size()) : -1;
+  Pending record{value, value_bytes, key_bytes, now_ms(), std::move(done)};
+  if (wire_bytes(record) > config_.message_max_bytes) {
+    // rd_kafka_msg_new0 refuses it: it never enters a queue. Reported at
+    // this instant, from an event of its own, as every other outcome is.
+    ctx_.after(sim::Duration::zero(), [done = std::move(record.done)] {
+      done(DeliveryReport{Outcome::fail, -1, -1, "MSG_SIZE_TOO_LARGE"});
+    });
+    return;
+  }
   ++outstanding_;
-  unpartitioned_.push_back({topic, std::move(key), Pending{value, size, now_ms(), std::move(done)}});
+  unpartitioned_.push_back({topic, std::move(key), std::move(record)});
   metadata_.add_topic(topic);
   if (!metadata_.knows(topic)) {
     arm_expiry();  // on_metadata pumps once the topic is known
@@ -191,14 +202,14 @@ void Producer::enqueue(const TopicPartition& tp, Pending record) {
   auto& queue = batches_[tp];
   const int64_t now = now_ms();
   if (queue.empty() || queue.back()->sent_once || queue.back()->in_flight ||
-      queue.back()->bytes + record.size > config_.batch_size) {
+      !fits(*queue.back(), wire_bytes(record))) {
     auto b = std::make_shared<Batch>();
     b->tp = tp;
     b->created_ms = now;
     queue.push_back(b);
   }
   Batch& b = *queue.back();
-  b.bytes += record.size;
+  b.bytes += wire_bytes(record);
   b.records.push_back(std::move(record));
   // No timer here: every caller pumps right after enqueueing (send,
   // on_metadata), and pump() sets the linger timer itself for a batch that
@@ -293,8 +304,11 @@ void Producer::send_ready() {
       const std::shared_ptr<Batch> b = queue[i];
       if (b->in_flight) continue;
       const int64_t ready_at = ready_at_ms(*b);
-      if (!b->sent_once && b->bytes >= config_.batch_size) {
-        // full: no need to wait for linger.ms
+      if (!b->sent_once && (i + 1 < queue.size() || !fits(*b, 0))) {
+        // Full, so no need to wait for linger.ms: a record did not fit it
+        // (the Java RecordAccumulator counts a batch with another behind it
+        // as full; librdkafka wakes its broker thread once more than
+        // batch.size is queued), or one record alone is over the limit.
       } else if (now < ready_at) {
         schedule_pump(ready_at);
         break;  // later batches of the partition wait behind this one
@@ -343,6 +357,21 @@ int64_t Producer::ready_at_ms(const Batch& b) const {
   return b.sent_once ? b.retry_at_ms : b.created_ms + config_.linger_ms;
 }
 
+int64_t Producer::wire_bytes(const Pending& r) {
+  // RD_KAFKAP_MESSAGE_V2_MAX_OVERHEAD: the longest each varint can be.
+  constexpr int64_t kMaxRecordOverhead = 5 + 1 + 10 + 5 + 5 + 5 + 5;
+  return kMaxRecordOverhead + std::max(r.key_bytes, 0) + r.value_bytes;
+}
+
+bool Producer::fits(const Batch& b, int64_t bytes) const {
+  // rd_kafka_msgset_writer_write_msgq: a message set takes records while
+  // its length stays within min(message.max.bytes, batch.size), the first
+  // whatever its size. Its length starts with the headers; the model counts
+  // the record batch's (61 bytes) and not the ProduceRequest's own few dozen.
+  const int64_t limit = std::min(config_.batch_size, config_.message_max_bytes);
+  return b.records.empty() || kafka::kRecordBatchOverhead + b.bytes + bytes <= limit;
+}
+
 int32_t Producer::attempts(const Batch& b) {
   int32_t most = 0;
   for (const Pending& r : b.records) most = std::max(most, r.sends);
@@ -360,7 +389,7 @@ void Producer::absorb_ready_batches(std::deque<std::shared_ptr<Batch>>& queue, s
   Batch& b = *queue[i];
   while (i + 1 < queue.size()) {
     Batch& next = *queue[i + 1];
-    if (next.in_flight || now < ready_at_ms(next) || b.bytes + next.bytes > config_.batch_size) break;
+    if (next.in_flight || now < ready_at_ms(next) || !fits(b, next.bytes)) break;
     for (Pending& r : next.records) b.records.push_back(std::move(r));
     b.bytes += next.bytes;
     b.sent_once = b.sent_once || next.sent_once;
@@ -411,10 +440,18 @@ void Producer::send_batch(const std::shared_ptr<Batch>& batch, BrokerId leader) 
   pb.producer_epoch = config_.enable_idempotence ? producer_epoch_ : -1;
   pb.base_sequence = config_.enable_idempotence ? batch->base_sequence : -1;
   pb.records.reserve(batch->records.size());
-  for (const Pending& r : batch->records) {
+  // Each record's size as the batch carries it (DefaultRecord: its place and
+  // CreateTime relative to the batch's first), the batch header counted
+  // with the first: a batch stays whole in every log, so its records' sizes
+  // add up to the batch's.
+  const int64_t base_timestamp = batch->records.front().enqueued_ms;
+  for (size_t i = 0; i < batch->records.size(); ++i) {
+    const Pending& r = batch->records[i];
     kafka::Record rec;
     rec.value = r.value;
-    rec.size = r.size;
+    rec.size = kafka::record_bytes(static_cast<int32_t>(i), r.enqueued_ms - base_timestamp,
+                                   r.key_bytes, r.value_bytes) +
+               (i == 0 ? kafka::kRecordBatchOverhead : 0);
     pb.records.push_back(rec);
   }
   const bool answered = config_.acks != 0;
@@ -587,7 +624,7 @@ void Producer::take_records(Batch& b, Done done, std::vector<Pending>& failed) {
   kept.reserve(b.records.size() - n);
   for (Pending& r : b.records) {
     if (done(r)) {
-      b.bytes -= r.size;
+      b.bytes -= wire_bytes(r);
       failed.push_back(std::move(r));
     } else {
       kept.push_back(std::move(r));

@@ -6,10 +6,12 @@
 // partition's leader is unknown or an error says it moved
 // (NOT_LEADER_FOR_PARTITION, LEADER_NOT_AVAILABLE, a disconnect, a request
 // timeout) and every metadata.max.age.ms. Records wait in per-partition
-// batches for linger.ms (or until batch.size), then go to the partition's
-// leader, at most max.in.flight requests per connection. A batch that fails
-// with a retriable error, or whose request times out or loses its
-// connection, is retried after retry.backoff.ms until `retries` or
+// batches for linger.ms (or until a record does not fit: batch.size and
+// message.max.bytes, counted as librdkafka counts them), then go to the
+// partition's leader, at most max.in.flight requests per connection. A
+// record larger than message.max.bytes fails at once (MSG_SIZE_TOO_LARGE).
+// A batch that fails with a retriable error, or whose request times out or
+// loses its connection, is retried after retry.backoff.ms until `retries` or
 // message.timeout.ms runs out — and a request that timed out may well have
 // been written by the broker, which is how duplicates happen without
 // idempotence. With enable.idempotence the producer first gets a producer id
@@ -71,9 +73,10 @@ class Producer {
   Producer(const Producer&) = delete;
   Producer& operator=(const Producer&) = delete;
 
-  // Queues one record. `key` absent: the null-key partitioner decides.
-  void send(const std::string& topic, std::optional<std::string> key, uint64_t value, int32_t size,
-            Callback done);
+  // Queues one record of `value_bytes` bytes. `key` absent: the null-key
+  // partitioner decides.
+  void send(const std::string& topic, std::optional<std::string> key, uint64_t value,
+            int32_t value_bytes, Callback done);
   // Records queued or in flight.
   size_t outstanding() const { return outstanding_; }
   const ProducerConfig& config() const { return config_; }
@@ -92,8 +95,9 @@ class Producer {
  private:
   struct Pending {
     uint64_t value = 0;
-    int32_t size = 0;
-    int64_t enqueued_ms = 0;
+    int32_t value_bytes = 0;
+    int32_t key_bytes = -1;  // -1: no key
+    int64_t enqueued_ms = 0;  // its CreateTime timestamp too
     Callback done;
     // Requests that carried it. Without idempotence a retry may merge
     // records tried different numbers of times, and `retries` bounds each
@@ -103,7 +107,7 @@ class Producer {
   struct Batch {
     kafka::TopicPartition tp;
     std::vector<Pending> records;
-    int64_t bytes = 0;
+    int64_t bytes = 0;  // the records' wire_bytes, without the batch header
     int64_t created_ms = 0;
     int64_t retry_at_ms = 0;
     int32_t base_sequence = -1;
@@ -135,6 +139,12 @@ class Producer {
   bool leader_ready(kafka::BrokerId node);
   // When `b` may be sent: after linger.ms, or once its retry backoff is over.
   int64_t ready_at_ms(const Batch& b) const;
+  // A record's size as librdkafka's message set writer counts it against
+  // batch.size and message.max.bytes: the largest its record-format
+  // overhead can be, plus key and value (rd_kafka_msg_wire_size).
+  static int64_t wire_bytes(const Pending& r);
+  // Whether `bytes` more fit batch `b` (at least one record always does).
+  bool fits(const Batch& b, int64_t bytes) const;
   // The requests that carried `b`: its records' most (a merged batch's
   // records may have been tried different numbers of times).
   static int32_t attempts(const Batch& b);

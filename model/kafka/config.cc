@@ -186,7 +186,6 @@ constexpr KeyRule kBrokerRules[] = {
     {.key = "max.connections", .kind = Kind::integer},
     {.key = "max.connections.per.ip", .kind = Kind::integer},
     {.key = "max.incremental.fetch.session.cache.slots", .kind = Kind::integer},
-    {.key = "message.max.bytes", .kind = Kind::integer},
     {.key = "metric.reporters", .kind = Kind::text},
     {.key = "metrics.num.samples", .kind = Kind::integer, .min = 1},
     {.key = "metrics.recording.level", .kind = Kind::choice, .choices = "INFO|DEBUG|TRACE"},
@@ -237,7 +236,6 @@ constexpr KeyRule kTopicRules[] = {
     {.key = "index.interval.bytes", .kind = Kind::integer},
     {.key = "leader.replication.throttled.replicas", .kind = Kind::text},
     {.key = "max.compaction.lag.ms", .kind = Kind::integer, .min = 1, .max = kMaxInt64},
-    {.key = "max.message.bytes", .kind = Kind::integer},
     {.key = "message.downconversion.enable", .kind = Kind::boolean},
     {.key = "message.format.version", .kind = Kind::text},
     {.key = "message.timestamp.difference.max.ms", .kind = Kind::integer, .max = kMaxInt64},
@@ -362,6 +360,7 @@ const std::vector<std::string>& broker_keys_with_effect() {
       "log.roll.hours",
       "log.roll.ms",
       "log.segment.bytes",
+      "message.max.bytes",
       "min.insync.replicas",
       "num.io.threads",
       "num.partitions",
@@ -660,6 +659,8 @@ void parse_log_config(const Properties& props, LogConfig& log) {
 
   log.segment_bytes =
       props.get_int("log.segment.bytes", log.segment_bytes, kMinSegmentBytes, kMaxInt32, "bytes");
+  log.max_message_bytes = static_cast<int32_t>(
+      props.get_int("message.max.bytes", log.max_message_bytes, 0, kMaxInt32, "bytes"));
 
   // log.roll.ms wins over log.roll.hours (KafkaConfig.logRollTimeMillis);
   // both are checked.
@@ -753,8 +754,9 @@ const std::vector<std::string> kBrokerKeysWithoutEffect = keys_of(kBrokerRules);
 
 const std::vector<std::string> kTopicConfigKeys = [] {
   std::vector<std::string> keys = {
-      "flush.messages", "flush.ms",     "min.insync.replicas", "retention.bytes",
-      "retention.ms",   "segment.bytes", "segment.ms",         "unclean.leader.election.enable",
+      "flush.messages", "flush.ms",      "max.message.bytes", "min.insync.replicas",
+      "retention.bytes", "retention.ms", "segment.bytes",     "segment.ms",
+      "unclean.leader.election.enable",
   };
   for (const KeyRule& r : kTopicRules) keys.emplace_back(r.key);
   std::sort(keys.begin(), keys.end());
@@ -775,6 +777,8 @@ BrokerConfig default_broker_config(VersionProfile version) {
     // KIP-345 (Kafka 2.3, KAFKA-7862) raised it from 5 to 30 minutes so that
     // static members can use long session timeouts.
     c.group_max_session_timeout_ms = 300000;
+    // Kafka 2.5 raised it to 1 MiB + 12 (KafkaConfig Defaults.MessageMaxBytes).
+    c.log.max_message_bytes = 1000012;
   }
   const bool v3 = version == VersionProfile::v3_9;
   const bool v22 = version == VersionProfile::v2_2;
@@ -1007,6 +1011,8 @@ LogConfig apply_topic_overrides(const LogConfig& defaults, const Properties& ove
   c.segment_bytes =
       o.get_int("segment.bytes", c.segment_bytes, kMinSegmentBytes, kMaxInt32, "bytes");
   c.segment_ms = o.get_int("segment.ms", c.segment_ms, 1, kMaxInt64, "milliseconds");
+  c.max_message_bytes = static_cast<int32_t>(
+      o.get_int("max.message.bytes", c.max_message_bytes, 0, kMaxInt32, "bytes"));
   // Unlike log.retention.ms, a topic's retention.ms may be 0 (LogConfig:
   // atLeast(-1)).
   c.retention_ms = get_int_or_unlimited(o, "retention.ms", c.retention_ms, 0, kMaxInt64,

@@ -47,6 +47,9 @@ struct LogConfig {
   int64_t segment_ms = 7LL * 24 * 3600 * 1000;  // log.roll.ms|hours / segment.ms
   int64_t retention_ms = 7LL * 24 * 3600 * 1000;  // log.retention.ms|minutes|hours / retention.ms; -1: forever
   int64_t retention_bytes = -1;              // log.retention.bytes / retention.bytes; -1: no limit
+  // message.max.bytes / max.message.bytes: the largest record batch a leader
+  // appends (1 MiB + 12 since Kafka 2.5, 1000000 + 12 before).
+  int32_t max_message_bytes = 1048588;
   int32_t min_insync_replicas = 1;           // min.insync.replicas
   bool unclean_leader_election = false;      // unclean.leader.election.enable
   int64_t flush_interval_messages = INT64_MAX;  // log.flush.interval.messages / flush.messages
@@ -197,8 +200,8 @@ BrokerConfig parse_broker_config(const model::Properties& props,
                                  VersionProfile version = VersionProfile::v3_9);
 
 // Topic-level overrides (segment.ms, segment.bytes, retention.ms,
-// retention.bytes, min.insync.replicas, unclean.leader.election.enable,
-// flush.messages, flush.ms) applied over the broker's defaults. Throws
+// retention.bytes, max.message.bytes, min.insync.replicas,
+// unclean.leader.election.enable, flush.messages, flush.ms) applied over the broker's defaults. Throws
 // model::ConfigError for an unknown key or a bad value.
 // `internal`: the topic is Kafka's own __consumer_offsets, which Kafka
 // creates with cleanup.policy=compact (GroupCoordinator.offsetsTopicConfigs);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "model/kafka/record_format.h"
 #include "sim/assert.h"
 
 namespace kafka {
@@ -113,10 +114,19 @@ ErrorCode store_group_error_of(ErrorCode append) {
   }
 }
 
-int32_t record_size(const std::string& key) {
-  // A v2 record with its batch overhead (about 70 bytes) plus key and value.
-  return static_cast<int32_t>(70 + std::min<size_t>(key.size(), 1 << 20));
+// Record `i` of an offsets-topic batch the coordinator appends (one batch a
+// request), the batch header counted with the first. `value_bytes`: the
+// value's own length where the model keeps it apart (a group's metadata
+// rides in the key, and is counted there).
+int32_t record_size(size_t i, const std::string& key, int32_t value_bytes) {
+  const int32_t key_bytes = static_cast<int32_t>(std::min<size_t>(key.size(), 1 << 20));
+  return record_bytes(static_cast<int32_t>(i), 0, key_bytes, value_bytes) +
+         (i == 0 ? kRecordBatchOverhead : 0);
 }
+// OffsetCommitValue v3 (2.1+): version int16, offset int64, leader epoch
+// int32, metadata string (an empty one: its int16 length), commit timestamp
+// int64.
+constexpr int32_t kOffsetCommitValueBytes = 2 + 8 + 4 + 2 + 8;
 
 }  // namespace
 
@@ -886,7 +896,7 @@ void GroupCoordinator::store_offsets(Group& g, const OffsetCommitRequest& r, Rep
     Record rec;
     rec.key = encode_offset_commit_key({g.id, p.tp});
     rec.value = static_cast<uint64_t>(p.offset);
-    rec.size = record_size(rec.key);
+    rec.size = record_size(records.size(), rec.key, kOffsetCommitValueBytes);
     records.push_back(std::move(rec));
   }
   const std::string group = g.id;
@@ -964,7 +974,7 @@ void GroupCoordinator::store_group(Group& g, std::map<std::string, std::vector<T
   }
   Record rec;
   rec.key = encode_group_metadata(g.id, s);
-  rec.size = record_size(rec.key);
+  rec.size = record_size(0, rec.key, 0);
   const std::string group = g.id;
   const int32_t generation = g.generation;
   append(g.partition, {std::move(rec)}, [this, group, generation, done](ErrorCode e, Offset at) {

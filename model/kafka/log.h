@@ -63,6 +63,14 @@ struct Record {
   friend bool operator==(const Record&, const Record&) = default;
 };
 
+// The bytes `records` count against the limits; for the records of one
+// batch, the batch's size (its header is counted with its first record).
+inline int64_t batch_bytes(const std::vector<Record>& records) {
+  int64_t bytes = 0;
+  for (const Record& r : records) bytes += r.size;
+  return bytes;
+}
+
 // One record of a segment file, and back: every field as a varint (signed ones
 // zig-zag encoded), then the key's length and its bytes, as Kafka's record
 // format v2 writes a record (log.cc has the layout). decode returns nullopt

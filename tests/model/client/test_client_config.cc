@@ -171,6 +171,7 @@ TEST(ClientConfigProducer, DefaultsAreLibrdkafkas) {
   EXPECT_EQ(c.message_timeout_ms, 300000);
   EXPECT_EQ(c.linger_ms, 5);
   EXPECT_EQ(c.batch_size, 1000000);
+  EXPECT_EQ(c.message_max_bytes, 1000000);
   EXPECT_EQ(c.max_in_flight, 1000000);
   EXPECT_FALSE(c.enable_idempotence);
   EXPECT_EQ(c.null_key, NullKeyPartitioning::random);  // consistent_random
@@ -336,6 +337,17 @@ TEST(ClientConfigAliases, ProducerAliases) {
   EXPECT_EQ(producer({{"delivery.timeout.ms", "120000"}}).message_timeout_ms, 120000);
   EXPECT_EQ(producer({{"queue.buffering.max.ms", "50"}}).linger_ms, 50);
   EXPECT_EQ(producer({{"max.in.flight.requests.per.connection", "2"}}).max_in_flight, 2);
+  // message.max.bytes has librdkafka's range (1000 .. 1000000000),
+  // max.request.size Java's (atLeast(0)).
+  EXPECT_EQ(producer({{"message.max.bytes", "1000"}}).message_max_bytes, 1000);
+  EXPECT_EQ(producer({{"max.request.size", "0"}}).message_max_bytes, 0);
+  EXPECT_EQ(producer({{"max.request.size", "2000000000"}}).message_max_bytes, 2000000000);
+  expect_error(producer_error({{"message.max.bytes", "999"}}), "message.max.bytes",
+               {"from 1000 to 1000000000", "got '999'"});
+  expect_error(producer_error({{"message.max.bytes", "1000000001"}}), "message.max.bytes",
+               {"from 1000 to 1000000000", "got '1000000001'"});
+  expect_error(producer_error({{"max.request.size", "1000"}, {"message.max.bytes", "1000"}}),
+               "max.request.size", {"set twice through an alias"});
   // An alias among the keys without effect.
   EXPECT_NO_THROW(producer({{"compression.codec", "gzip"}}));
   EXPECT_NO_THROW(producer({{"compression.type", "gzip"}}));

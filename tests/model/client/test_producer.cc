@@ -379,28 +379,45 @@ SendingProcess* cut_off_sender(Cluster& c, const std::map<std::string, std::stri
 // twenty records sent one by one and failed together go out again as one
 // request. (The client here sends to an unreachable leader, the lab
 // producer's way, so that the second round of tries is on the wire too.)
-TEST(ProducerRetry, WithoutIdempotenceFailedBatchesAreRetriedAsOne) {
-  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
-  SendingProcess* p = cut_off_sender(c, {{"message.timeout.ms", "60000"}});
-  std::vector<Time> retries;
-  c.world().trace().add_observer([&](const sim::TraceRecord& r) {
-    if (r.process == "producer" && r.kind == "produce_retry") retries.push_back(r.time);
-  });
+struct TwentyRetried {
+  size_t retries_after_first_round = 0;   // produce_retry events
+  size_t retries_after_second_round = 0;
   std::vector<Acked> acked;
+};
+
+// Twenty 100-byte records sent 10 ms apart by a producer cut off from the
+// leader (cut_off_sender, with `properties` too): each request fails, the
+// records are tried again 2.5 s later and fail again, then the network heals.
+TwentyRetried twenty_retried(Cluster& c, const std::map<std::string, std::string>& properties) {
+  SendingProcess* p = cut_off_sender(c, properties);
+  TwentyRetried run;
+  size_t retries = 0;
+  c.world().trace().add_observer([&retries](const sim::TraceRecord& r) {
+    if (r.process == "producer" && r.kind == "produce_retry") ++retries;
+  });
   for (uint64_t v = 1; v <= 20; ++v) {
-    p->producer().send("t", std::nullopt, v, 100, [&acked, &c, v](const client::DeliveryReport& r) {
+    p->producer().send("t", std::nullopt, v, 100, [&run, &c, v](const client::DeliveryReport& r) {
       EXPECT_EQ(r.outcome, client::Outcome::ok) << r.error;
-      acked.push_back({v, c.world().now(), r.offset});
+      run.acked.push_back({v, c.world().now(), r.offset});
     });
     c.run_for(Duration::millis(10));
   }
-  // Round 1: twenty requests out, twenty failures. Round 2: one request.
   c.run_for(Duration::millis(2500));
-  EXPECT_EQ(retries.size(), 20u);
+  run.retries_after_first_round = retries;
   c.run_for(Duration::millis(2500));
-  EXPECT_EQ(retries.size(), 21u);
+  run.retries_after_second_round = retries;
   c.world().network().heal();
   c.run_for(Duration::seconds(10));
+  return run;
+}
+
+TEST(ProducerRetry, WithoutIdempotenceFailedBatchesAreRetriedAsOne) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
+  const TwentyRetried run = twenty_retried(c, {{"message.timeout.ms", "60000"}});
+  // Round 1: twenty requests out, twenty failures. Round 2: one request.
+  EXPECT_EQ(run.retries_after_first_round, 20u);
+  EXPECT_EQ(run.retries_after_second_round, 21u);
+  const std::vector<Acked>& acked = run.acked;
   ASSERT_EQ(acked.size(), 20u);
   for (size_t i = 0; i < acked.size(); ++i) {
     EXPECT_EQ(acked[i].value, i + 1);
@@ -490,6 +507,153 @@ TEST(ProducerRetry, WithoutIdempotenceRetriesAreCountedPerRecord) {
     ASSERT_EQ(reports.count(v), 1u) << v;
     EXPECT_EQ(reports[v].outcome, client::Outcome::ok) << v << ": " << reports[v].error;
   }
+}
+
+// --- sizes -------------------------------------------------------------------------
+
+// The leader's log of t-0.
+const PartitionLog& leader_log(Cluster& c) {
+  const Partition* p = c.broker(c.state({"t", 0})->leader)->partition({"t", 0});
+  EXPECT_NE(p, nullptr);
+  return p->log();
+}
+
+// A record is stored at the size Kafka's record format v2 gives it in its
+// batch, the batch's 61-byte header counted with its first record: value 0
+// alone, then three records sent within linger.ms as one batch. A 100-byte
+// value without a key: 1 attributes + 1 timestamp delta + 1 offset delta
+// + 1 key length + 2 value length + 100 + 1 header count = 107, and 2 for
+// the record's length. With the 3-byte key "abc": 3 more (its length
+// takes the byte a null key's -1 took).
+TEST(ProducerSizes, RecordsAreStoredAtTheirSizeInTheirBatch) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
+  start_one_partition_cluster(c);
+  SendingProcess* p =
+      start_sending_process(c, {{"bootstrap.servers", "10.0.1.1:9092"}, {"acks", "1"}, {"linger.ms", "50"}});
+  warm_up(c, p);
+  for (uint64_t v = 1; v <= 3; ++v) {
+    std::optional<std::string> key;
+    if (v == 2) key = "abc";
+    p->producer().send("t", key, v, 100, [](const client::DeliveryReport& r) {
+      EXPECT_EQ(r.outcome, client::Outcome::ok) << r.error;
+    });
+    c.run_for(Duration::millis(10));
+  }
+  c.run_for(Duration::seconds(1));
+  const PartitionLog& log = leader_log(c);
+  const std::vector<Record> records = log.read(Offset{0}, log.log_end(), INT64_MAX);
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_EQ(records[0].size, 61 + 109);
+  EXPECT_EQ(records[1].size, 61 + 109);
+  EXPECT_EQ(records[2].size, 109 + 3);  // offset delta 1, 10 ms later: still a byte each
+  EXPECT_EQ(records[3].size, 109);
+  EXPECT_FALSE(records[1].batch_end);
+  EXPECT_TRUE(records[3].batch_end);
+  EXPECT_EQ(log.size_bytes(), 2 * 61 + 4 * 109 + 3);
+}
+
+// batch.size counts as librdkafka's message set writer does: the batch
+// header and each record at its largest (36 bytes of overhead with the
+// value). With 400 bytes, two 100-byte records fit (61 + 2 x 136 = 333) and
+// a third does not (469). The third starts the next batch, and the full
+// first one goes at once, before linger.ms.
+TEST(ProducerSizes, ARecordThatDoesNotFitBatchSizeSendsTheBatchBeforeIt) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
+  start_one_partition_cluster(c);
+  SendingProcess* p = start_sending_process(
+      c, {{"bootstrap.servers", "10.0.1.1:9092"}, {"acks", "1"}, {"linger.ms", "50"}, {"batch.size", "400"}});
+  warm_up(c, p);
+  const Time first_sent = c.world().now();
+  std::vector<Acked> acked;
+  for (uint64_t v = 1; v <= 3; ++v) {
+    p->producer().send("t", std::nullopt, v, 100, [&acked, &c, v](const client::DeliveryReport& r) {
+      EXPECT_EQ(r.outcome, client::Outcome::ok) << r.error;
+      acked.push_back({v, c.world().now(), r.offset});
+    });
+    c.run_for(Duration::millis(10));
+  }
+  c.run_for(Duration::seconds(1));
+  ASSERT_EQ(acked.size(), 3u);
+  EXPECT_EQ(acked[1].at, acked[0].at);  // one batch
+  EXPECT_GE(acked[0].at, first_sent + Duration::millis(20));  // sent with the third record ...
+  EXPECT_LT(acked[0].at, first_sent + Duration::millis(30));  // ... not after linger.ms
+  EXPECT_GE(acked[2].at, first_sent + Duration::millis(70));  // its own linger.ms
+}
+
+// rd_kafka_msg_new0: a record whose largest size (36 bytes of overhead, key
+// and value) is over message.max.bytes fails at once and is never queued.
+TEST(ProducerSizes, ARecordOverMessageMaxBytesFailsAtOnce) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
+  start_one_partition_cluster(c);
+  SendingProcess* p = start_sending_process(
+      c, {{"bootstrap.servers", "10.0.1.1:9092"}, {"acks", "1"}, {"message.max.bytes", "1000"}});
+  warm_up(c, p);
+  std::vector<std::pair<uint64_t, client::DeliveryReport>> reports;
+  const Time sent = c.world().now();
+  Time failed_at;
+  for (const auto& [v, bytes] : {std::pair<uint64_t, int32_t>{1, 965}, {2, 964}}) {
+    p->producer().send("t", std::nullopt, v, bytes, [&, v](const client::DeliveryReport& r) {
+      reports.emplace_back(v, r);
+      if (r.outcome == client::Outcome::fail) failed_at = c.world().now();
+    });
+  }
+  EXPECT_EQ(p->producer().outstanding(), 1u);  // the first never entered the queue
+  c.run_for(Duration::seconds(1));
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0].first, 1u);
+  EXPECT_EQ(reports[0].second.outcome, client::Outcome::fail);
+  EXPECT_EQ(reports[0].second.error, "MSG_SIZE_TOO_LARGE");
+  EXPECT_EQ(failed_at, sent);
+  EXPECT_EQ(reports[1].first, 2u);
+  EXPECT_EQ(reports[1].second.outcome, client::Outcome::ok) << reports[1].second.error;
+}
+
+// A broker's MESSAGE_TOO_LARGE fails the batch for good: librdkafka does not
+// retry it (the Java client would split a batch of several records, KIP-126).
+TEST(ProducerSizes, MessageTooLargeFromTheBrokerIsNotRetried) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 1, 3, {{"max.message.bytes", "200"}}), ErrorCode::none);
+  SendingProcess* p = start_sending_process(c, {{"bootstrap.servers", "10.0.1.1:9092"}, {"acks", "1"}});
+  warm_up(c, p);  // 61 + 109 = 170 bytes
+  std::vector<client::DeliveryReport> reports;
+  // 61 + 2 + 1 + 1 + 1 + 1 + 2 + 150 + 1 = 220 bytes
+  p->producer().send("t", std::nullopt, 1, 150, [&](const client::DeliveryReport& r) { reports.push_back(r); });
+  c.run_for(Duration::seconds(5));
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].outcome, client::Outcome::fail);
+  EXPECT_EQ(reports[0].error, "MESSAGE_TOO_LARGE");
+  EXPECT_EQ(c.committed_values({"t", 0}), (std::vector<uint64_t>{0}));
+}
+
+// A retry without idempotence takes the queued records that fit
+// min(batch.size, message.max.bytes): with message.max.bytes 1000, six
+// 100-byte records a request (61 + 6 x 136 = 877; seven would be 1013), so
+// the twenty failed records go out again in four requests, not one.
+TEST(ProducerSizes, ARetriedBatchTakesWhatFitsMessageMaxBytes) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
+  const TwentyRetried run =
+      twenty_retried(c, {{"message.timeout.ms", "60000"}, {"message.max.bytes", "1000"}});
+  EXPECT_EQ(run.retries_after_first_round, 20u);
+  EXPECT_EQ(run.retries_after_second_round, 24u);  // four requests
+  ASSERT_EQ(run.acked.size(), 20u);
+  const PartitionLog& log = leader_log(c);
+  const std::vector<Record> records = log.read(Offset{0}, log.log_end(), INT64_MAX);
+  // Value 0; the twenty first tries, held in the cut connections and
+  // delivered at the heal (the lab producer's duplicates); then the retries.
+  ASSERT_EQ(records.size(), 41u);
+  std::vector<size_t> retried_batches;
+  size_t n = 0;
+  for (size_t i = 21; i < records.size(); ++i) {
+    EXPECT_EQ(records[i].value, i - 20);
+    ++n;
+    if (records[i].batch_end) {
+      retried_batches.push_back(n);
+      n = 0;
+    }
+  }
+  EXPECT_EQ(retried_batches, (std::vector<size_t>{6, 6, 6, 2}));
 }
 
 }  // namespace

@@ -214,7 +214,7 @@ ErrorCode Cluster::create_topic(const std::string& name, int32_t partitions, int
 
 void Cluster::produce_async(const TopicPartition& tp, const std::vector<uint64_t>& values,
                             int16_t acks, std::shared_ptr<std::optional<ProducePartitionResponse>> out,
-                            int32_t timeout_ms) {
+                            int32_t timeout_ms, int32_t size) {
   auto s = state(tp);
   if (!s || s->leader == kNoBroker) return;
   ProduceBatch b;
@@ -222,7 +222,7 @@ void Cluster::produce_async(const TopicPartition& tp, const std::vector<uint64_t
   for (uint64_t v : values) {
     Record r;
     r.value = v;
-    r.size = 70;
+    r.size = size;
     b.records.push_back(r);
   }
   const BrokerId to = s->leader;
@@ -240,9 +240,8 @@ std::optional<ProducePartitionResponse> Cluster::produce(const TopicPartition& t
                                                          const std::vector<uint64_t>& values,
                                                          int16_t acks, int32_t timeout_ms,
                                                          int32_t size) {
-  (void)size;
   auto out = std::make_shared<std::optional<ProducePartitionResponse>>();
-  produce_async(tp, values, acks, out, timeout_ms);
+  produce_async(tp, values, acks, out, timeout_ms, size);
   if (acks == 0) {
     run_for(sim::Duration::millis(50));
     return std::nullopt;

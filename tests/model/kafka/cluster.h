@@ -139,7 +139,7 @@ class Cluster {
   // Like produce, but does not wait: the answer lands in `*out` later.
   void produce_async(const TopicPartition& tp, const std::vector<uint64_t>& values, int16_t acks,
                      std::shared_ptr<std::optional<ProducePartitionResponse>> out,
-                     int32_t timeout_ms = 30000);
+                     int32_t timeout_ms = 30000, int32_t size = 70);
   // Values below the high watermark of the current leader (a consumer's view).
   std::vector<uint64_t> committed_values(const TopicPartition& tp);
   // Values in a broker's local log, whatever its role.

@@ -117,6 +117,31 @@ TEST(KafkaBroker, ABrokerFailureElectsAwayFromABrokerInAControlledShutdown) {
   EXPECT_EQ(count_kind(c, "unclean_leader_election"), 1u);
 }
 
+// Log.analyzeAndValidateRecords: a batch over its topic's max.message.bytes
+// is refused whole (MESSAGE_TOO_LARGE) and nothing of it is appended; a
+// batch of exactly the limit is taken. The brokers' message.max.bytes is the
+// default a topic's max.message.bytes overrides.
+TEST(KafkaBroker, ABatchOverMaxMessageBytesIsRefusedWhole) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 5, .broker_properties = {{"message.max.bytes", "300"}}});
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 1, 3), ErrorCode::none);
+  ASSERT_EQ(c.create_topic("big", 1, 3, {{"max.message.bytes", "1000"}}), ErrorCode::none);
+  const TopicPartition t{"t", 0};
+  // Cluster::produce sends one batch, each record `size` bytes.
+  EXPECT_EQ(c.produce(t, {1, 2, 3}, 1, 30000, 100)->error, ErrorCode::none);  // 300: the limit
+  const auto refused = c.produce(t, {4, 5, 6}, 1, 30000, 101);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->error, ErrorCode::message_too_large);
+  EXPECT_EQ(c.produce(t, {7}, -1, 30000, 301)->error, ErrorCode::message_too_large);
+  EXPECT_EQ(c.produce(t, {8}, 1)->error, ErrorCode::none);
+  c.run_for(Duration::seconds(1));
+  EXPECT_EQ(c.committed_values(t), (std::vector<uint64_t>{1, 2, 3, 8}));
+  // The topic's own limit.
+  EXPECT_EQ(c.produce({"big", 0}, {9}, 1, 30000, 1000)->error, ErrorCode::none);
+  EXPECT_EQ(c.produce({"big", 0}, {10}, 1, 30000, 1001)->error, ErrorCode::message_too_large);
+}
+
 // The profile's rules reach the broker's partitions: from 3.7 (KAFKA-15583)
 // min.insync.replicas counts at most the replication factor, so an acks=all
 // write to an RF-2 topic with min.insync.replicas=3 succeeds in the 3.9

@@ -213,6 +213,13 @@ TEST(KafkaConfigDefaults, KIP345RaisedTheGroupMaxSessionTimeoutIn23) {
   EXPECT_EQ(default_broker_config(VersionProfile::v3_9).group_max_session_timeout_ms, 1800000);
 }
 
+// 1000000 + Records.LOG_OVERHEAD in 2.2 to 2.4; 1 MiB + 12 from 2.5.
+TEST(KafkaConfigDefaults, MessageMaxBytesRoseIn25) {
+  EXPECT_EQ(default_broker_config(VersionProfile::v2_2).log.max_message_bytes, 1000012);
+  EXPECT_EQ(default_broker_config(VersionProfile::v2_8).log.max_message_bytes, 1048588);
+  EXPECT_EQ(default_broker_config(VersionProfile::v3_9).log.max_message_bytes, 1048588);
+}
+
 // KAFKA-15583 (3.7) and Replica.resetReplicaState (3.3): the 3.9 profile
 // only (test_broker.cc checks that a broker's partitions follow them).
 TEST(KafkaConfigDefaults, Kafka3xReplicationRulesBelongToThe39ProfileOnly) {
@@ -283,7 +290,9 @@ TEST(KafkaConfigDefaults, SharedByAllProfiles) {
     EXPECT_EQ(c.group_min_session_timeout_ms, 6000);
     EXPECT_EQ(c.transaction_state_log_replication_factor, 3);
     EXPECT_EQ(c.truncation, Truncation::leader_epoch);
-    EXPECT_EQ(c.log, LogConfig{});
+    LogConfig log;
+    log.max_message_bytes = c.log.max_message_bytes;  // by profile: MessageMaxBytesIn25
+    EXPECT_EQ(c.log, log);
     EXPECT_EQ(c.log.segment_bytes, 1073741824);
     EXPECT_EQ(c.log.segment_ms, 168LL * 3600 * 1000);
     EXPECT_EQ(c.log.retention_ms, 168LL * 3600 * 1000);
@@ -996,7 +1005,8 @@ TEST(KafkaConfigKeysWithoutEffect, SortedUniqueAndDisjointFromTheModelledKeys) {
             kBrokerKeysWithoutEffect.end());
   for (const char* modelled : {"broker.id", "listeners", "num.partitions", "log.retention.hours",
                                "group.initial.rebalance.delay.ms", "zookeeper.connect",
-                               "num.io.threads", "offsets.topic.segment.bytes"}) {
+                               "num.io.threads", "offsets.topic.segment.bytes",
+                               "message.max.bytes"}) {
     EXPECT_EQ(std::count(kBrokerKeysWithoutEffect.begin(), kBrokerKeysWithoutEffect.end(),
                          std::string(modelled)),
               0)
@@ -1006,7 +1016,7 @@ TEST(KafkaConfigKeysWithoutEffect, SortedUniqueAndDisjointFromTheModelledKeys) {
        {"num.network.threads", "socket.send.buffer.bytes",
         "socket.receive.buffer.bytes", "socket.request.max.bytes",
         "num.recovery.threads.per.data.dir", "num.replica.fetchers", "background.threads",
-        "compression.type", "message.max.bytes", "log.cleaner.enable", "log.cleanup.policy",
+        "compression.type", "log.cleaner.enable", "log.cleanup.policy",
         "delete.topic.enable", "transaction.state.log.min.isr", "zookeeper.set.acl",
         "log.message.format.version", "inter.broker.protocol.version", "log.index.size.max.bytes",
         "log.index.interval.bytes", "queued.max.requests", "num.replica.alter.log.dirs.threads",
@@ -1113,8 +1123,10 @@ TEST(KafkaConfigTopic, OverridesAreApplied) {
       "min.insync.replicas=3\n"
       "unclean.leader.election.enable=true\n"
       "flush.messages=1\n"
-      "flush.ms=0\n",
+      "flush.ms=0\n"
+      "max.message.bytes=2000000\n",
       broker);
+  EXPECT_EQ(c.max_message_bytes, 2000000);
   EXPECT_EQ(c.segment_ms, 60000);
   EXPECT_EQ(c.segment_bytes, 1048576);
   EXPECT_EQ(c.retention_ms, 3600000);
@@ -1136,7 +1148,6 @@ TEST(KafkaConfigTopic, KeysWithoutEffectAreAccepted) {
   const LogConfig c = topic(
       "cleanup.policy=delete\n"
       "compression.type=lz4\n"
-      "max.message.bytes=2000000\n"
       "message.timestamp.type=CreateTime\n"
       "segment.jitter.ms=0\n"
       "file.delete.delay.ms=60000\n"

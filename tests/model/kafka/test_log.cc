@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "model/kafka/log.h"
+#include "model/kafka/record_format.h"
 #include "sim/world.h"
 
 namespace kafka {
@@ -1207,6 +1208,28 @@ TEST(KafkaLogRecovery, ABatchOnlyPartlyOnDiskIsCutWhole) {
   EXPECT_EQ(bed.log().size_bytes(), 300);
   EXPECT_EQ(bed.traced("log_recovered"), 1);
   EXPECT_EQ(bed.produce(2), Offset{3});
+}
+
+// Record format v2 sizes, counted by hand from the protocol guide's layout.
+TEST(RecordFormat, SizesAsTheProtocolGuideLaysThemOut) {
+  // Null key, empty value: 1 attributes + 1 + 1 + 1 (length -1) + 1 (length
+  // 0) + 1 header count = 6, and 1 for the length.
+  EXPECT_EQ(record_bytes(0, 0, -1, 0), 7);
+  // A 64 ms timestamp delta takes two bytes (zig-zag 128); 63 ms one.
+  EXPECT_EQ(record_bytes(0, 64, -1, 0), 8);
+  EXPECT_EQ(record_bytes(0, 63, -1, 0), 7);
+  // A negative delta is zig-zag encoded too: -64 fits one byte, -65 not.
+  EXPECT_EQ(record_bytes(0, -64, -1, 0), 7);
+  EXPECT_EQ(record_bytes(0, -65, -1, 0), 8);
+  // Offset delta 64: two bytes. A 3-byte key: its length (one byte) and
+  // itself.
+  EXPECT_EQ(record_bytes(64, 0, 3, 0), 7 + 1 + 3);
+  // 100-byte value: length 2 bytes; body 107, its length 2 more.
+  EXPECT_EQ(record_bytes(0, 0, -1, 100), 109);
+  // A body of 8192 bytes or more takes a 3-byte length (zig-zag 16384).
+  EXPECT_EQ(record_bytes(0, 0, -1, 8184), 1 + 1 + 1 + 1 + 2 + 8184 + 1 + 2);
+  EXPECT_EQ(record_bytes(0, 0, -1, 8185), 1 + 1 + 1 + 1 + 2 + 8185 + 1 + 3);
+  EXPECT_EQ(kRecordBatchOverhead, 8 + 4 + 4 + 1 + 4 + 2 + 4 + 8 + 8 + 8 + 2 + 4 + 4);
 }
 
 }  // namespace
