@@ -731,6 +731,7 @@ struct Run::Impl {
         }
         pj["leader"] = leader;
         int64_t hw = -1, end = -1, start = -1, segments = 0;
+        nlohmann::json segment_bytes = nlohmann::json::array();
         const kafka::Broker* lb = leader >= 0 && brokers.count(static_cast<kafka::BrokerId>(leader))
                                       ? broker(static_cast<kafka::BrokerId>(leader))
                                       : nullptr;
@@ -748,11 +749,13 @@ struct Run::Impl {
           end = part->log().log_end().value;
           start = part->log().log_start().value;
           segments = static_cast<int64_t>(part->log().segments().size());
+          for (const kafka::SegmentInfo& si : part->log().segments()) segment_bytes.push_back(si.bytes);
         }
         pj["high_watermark"] = hw;
         pj["log_end"] = end;
         pj["log_start"] = start;
         pj["segments"] = segments;
+        pj["segment_bytes"] = std::move(segment_bytes);
         partitions[fmt::format("{}-{}", topic, p)] = pj;
       }
     }
