@@ -27,10 +27,19 @@ bool is_coordinator_error(ErrorCode e) {
          e == ErrorCode::coordinator_load_in_progress;
 }
 
-// A JoinGroup waits for the whole group to join, up to the rebalance timeout:
-// the Java client gives it max.poll.interval.ms + 5 s (ConsumerCoordinator's
-// JOIN_GROUP_TIMEOUT_LAPSE), librdkafka max.poll.interval.ms + 3 s.
-constexpr int32_t kJoinTimeoutLapseMs = 5000;
+// The group requests' timeouts are librdkafka's (rdkafka_request.c), each
+// request's own: a JoinGroup waits for the whole group to join, up to the
+// rebalance timeout, so it gets max.poll.interval.ms + 3 s
+// (rd_kafka_JoinGroupRequest); a SyncGroup session.timeout.ms + 3 s; a
+// Heartbeat session.timeout.ms, so that a coordinator that stops answering
+// is given up on just as the session check fires; a LeaveGroup 5 s (best
+// effort, never retried). The rest have request.timeout.ms (librdkafka's
+// socket.timeout.ms). The Java client gives JoinGroup
+// max.poll.interval.ms + 5 s (JOIN_GROUP_TIMEOUT_LAPSE) and every other
+// request request.timeout.ms.
+constexpr int32_t kJoinTimeoutLapseMs = 3000;
+constexpr int32_t kSyncTimeoutLapseMs = 3000;
+constexpr int32_t kLeaveTimeoutMs = 5000;
 
 // How long close() keeps trying to commit: KafkaConsumer.close()'s default
 // timeout (DEFAULT_CLOSE_TIMEOUT_MS). librdkafka's close waits for its
@@ -432,7 +441,7 @@ void GroupConsumer::sync(std::vector<kafka::SyncGroupAssignment> assignments) {
   req.member_id = member_id_;
   req.assignments = std::move(assignments);
   const uint64_t epoch = epoch_;
-  send_to_coordinator(std::move(req), config_.request_timeout_ms,
+  send_to_coordinator(std::move(req), config_.session_timeout_ms + kSyncTimeoutLapseMs,
                       [this, epoch](SendError e, const kafka::Response* r) {
                         if (epoch != epoch_ || state_ != State::syncing) return;
                         const auto* resp = r == nullptr ? nullptr : std::get_if<kafka::SyncGroupResponse>(r);
@@ -579,7 +588,7 @@ void GroupConsumer::heartbeat() {
   const uint64_t epoch = epoch_;
   const int32_t generation = generation_;
   send_to_coordinator(
-      kafka::HeartbeatRequest{config_.group_id, generation_, member_id_}, config_.request_timeout_ms,
+      kafka::HeartbeatRequest{config_.group_id, generation_, member_id_}, config_.session_timeout_ms,
       [this, epoch, generation](SendError e, const kafka::Response* r) {
         if (epoch != epoch_) return;
         heartbeat_in_flight_ = false;
@@ -736,7 +745,7 @@ void GroupConsumer::leave(const std::string& why, std::function<void()> done) {
     if (done) done();
     return;
   }
-  send_to_coordinator(kafka::LeaveGroupRequest{config_.group_id, member}, config_.request_timeout_ms,
+  send_to_coordinator(kafka::LeaveGroupRequest{config_.group_id, member}, kLeaveTimeoutMs,
                       [done = std::move(done)](SendError, const kafka::Response*) {
                         if (done) done();
                       });

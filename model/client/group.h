@@ -26,10 +26,12 @@
 //     to "", partitions lost (no commit), rejoin. ILLEGAL_GENERATION: lost
 //     too, rejoin with the same member id (librdkafka).
 //   - NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS,
-//     a disconnect or a request timeout (request.timeout.ms; JoinGroup waits
-//     up to max.poll.interval.ms + 5 s, as Java): the coordinator is marked
-//     unknown and found again; an assigned member keeps fetching meanwhile,
-//     and a join in progress is retried.
+//     a disconnect or a request timeout (librdkafka's: JoinGroup
+//     max.poll.interval.ms + 3 s, SyncGroup session.timeout.ms + 3 s,
+//     Heartbeat session.timeout.ms, LeaveGroup 5 s, the others
+//     request.timeout.ms): the coordinator is marked unknown and found
+//     again; an assigned member keeps fetching meanwhile, and a join in
+//     progress is retried.
 //   - No successful heartbeat for session.timeout.ms: the coordinator has
 //     surely removed the member; it resets its member id and rejoins
 //     (librdkafka's session timeout check).

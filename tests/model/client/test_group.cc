@@ -432,6 +432,35 @@ TEST(GroupConsumerFailover, CoordinatorPoweredOffGroupMovesOnAndCommitsSurvive) 
   coordinator_failover(4, CoordinatorFault::power_off);
 }
 
+// librdkafka times a Heartbeat out after session.timeout.ms (not
+// request.timeout.ms, as the Java client does): a member whose coordinator
+// loses power waits that long on its heartbeat, so its own session check
+// fires first and it rejoins as a new member, in a new generation — where a
+// Java member would find the new coordinator after its request timeout and
+// keep its membership.
+TEST(GroupConsumerFailover, AHeartbeatToAPoweredOffCoordinatorWaitsTheSessionTimeout) {
+  GroupLab lab(4);
+  client::ConsumerConfig c = GroupLab::config();
+  c.session_timeout_ms = 45000;
+  c.request_timeout_ms = 10000;
+  // Nothing else goes to the coordinator: an OffsetCommit timing out after
+  // request.timeout.ms would take the connection, and the heartbeat, down.
+  c.enable_auto_commit = false;
+  const sim::ProcessId c1 = lab.add("consumer-1", c);
+  ASSERT_TRUE(lab.cluster.run_until([&] { return lab.settled(2); }, Duration::seconds(60)));
+  const auto old = lab.group(c1)->coordinator();
+  const int32_t generation = lab.group(c1)->generation();
+  ASSERT_TRUE(old.has_value());
+  lab.cluster.power_off_broker(*old);
+  lab.cluster.run_for(Duration::seconds(40));
+  // The heartbeat sent after the power-off is still waiting for its answer.
+  EXPECT_EQ(lab.group(c1)->coordinator(), old);
+  EXPECT_EQ(lab.group(c1)->generation(), generation);
+  ASSERT_TRUE(lab.cluster.run_until(
+      [&] { return lab.settled(2) && lab.group(c1)->coordinator() != old; }, Duration::seconds(30)));
+  EXPECT_GT(lab.group(c1)->generation(), generation);
+}
+
 // A member that stops (SIGSTOP, a long GC) stops heartbeating; after
 // session.timeout.ms the coordinator removes it and the other member gets
 // its partition. Resumed, it finds itself out of the group and rejoins.
