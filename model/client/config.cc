@@ -433,6 +433,7 @@ const std::vector<std::string>& producer_keys_with_effect() {
       "message.timeout.ms",
       "linger.ms",
       "batch.size",
+      "batch.num.messages",
       "message.max.bytes",
       "max.in.flight",
       "enable.idempotence",
@@ -718,6 +719,8 @@ ProducerConfig parse_producer_config(const Properties& props, ProducerConfig def
   const std::string linger_key = key("linger.ms");
   c.linger_ms = get_int32(props, linger_key, c.linger_ms, 0, 900000, "milliseconds");
   c.batch_size = get_int32(props, "batch.size", c.batch_size, 1, kMaxInt32, "bytes");
+  c.batch_num_messages =
+      get_int32(props, "batch.num.messages", c.batch_num_messages, 1, 1000000, "messages");
   // librdkafka's spelling with its range; Java's with Java's (atLeast(0)).
   const std::string max_bytes_key = key("message.max.bytes");
   c.message_max_bytes =

@@ -56,6 +56,7 @@ struct ProducerConfig {
   int32_t linger_ms = 5;                    // linger.ms / queue.buffering.max.ms
   int32_t batch_size = 1000000;             // batch.size (bytes)
   int32_t message_max_bytes = 1000000;      // message.max.bytes / max.request.size (bytes)
+  int32_t batch_num_messages = 10000;       // batch.num.messages (librdkafka)
   int32_t max_in_flight = 1000000;          // max.in.flight / max.in.flight.requests.per.connection
   bool enable_idempotence = false;          // enable.idempotence
   KeyHash key_hash = KeyHash::crc32;                           // partitioner (see config.cc)

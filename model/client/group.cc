@@ -359,7 +359,9 @@ void GroupConsumer::on_join(const kafka::JoinGroupResponse& r) {
     case ErrorCode::inconsistent_group_protocol:
     case ErrorCode::invalid_session_timeout:
     case ErrorCode::group_max_size_reached:
-      // Fatal in both clients: the application gets the error.
+      // The member stops, as a Java application whose poll() raises the
+      // error does; librdkafka reports it and keeps rejoining after its
+      // join backoff (a departure, docs/fidelity.md "fatal errors").
       end_join(check::OpType::fail, kafka::to_string(r.error));
       state_ = State::failed;
       trace("failed", kafka::to_string(r.error));

@@ -62,7 +62,9 @@ void LabProducer::send_current() {
   // calls send_and_wait again.
   const uint64_t value = wire_value();
   recorder_.send_invoke(ctx().now().us(), options_.topic, value);
-  producer_->send(options_.topic, std::nullopt, value, options_.value_size,
+  const int32_t bytes =
+      options_.value_size > 0 ? options_.value_size : static_cast<int32_t>(fmt::formatted_size("{}", value_));
+  producer_->send(options_.topic, std::nullopt, value, bytes,
                   [this, value](const DeliveryReport& r) {
                     recorder_.send_done(ctx().now().us(), options_.topic, value, r);
                     if (r.outcome == Outcome::ok) {

@@ -48,7 +48,9 @@ struct LabOptions {
   std::string topic = "mytopic";
   int32_t tries = 5;
   sim::Duration pause = sim::Duration::millis(10);
-  int32_t value_size = 75;  // bytes a one-record batch of a short decimal value takes
+  // Each value's bytes; 0: as producer.py sends it, f"{value}".encode(),
+  // the decimal digits of the script's count.
+  int32_t value_size = 0;
   // The consumer's poll loop: an empty poll after this long without records
   // (aiokafka's fetch_max_wait_ms, the long poll its fetcher waits).
   sim::Duration poll_timeout = sim::Duration::millis(500);

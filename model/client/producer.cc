@@ -208,9 +208,7 @@ void Producer::enqueue(const TopicPartition& tp, Pending record) {
     b->created_ms = now;
     queue.push_back(b);
   }
-  Batch& b = *queue.back();
-  b.bytes += wire_bytes(record);
-  b.records.push_back(std::move(record));
+  add_record(*queue.back(), std::move(record));
   // No timer here: every caller pumps right after enqueueing (send,
   // on_metadata), and pump() sets the linger timer itself for a batch that
   // is not ready yet (a second wake-up at the same instant would only
@@ -304,11 +302,8 @@ void Producer::send_ready() {
       const std::shared_ptr<Batch> b = queue[i];
       if (b->in_flight) continue;
       const int64_t ready_at = ready_at_ms(*b);
-      if (!b->sent_once && (i + 1 < queue.size() || !fits(*b, 0))) {
-        // Full, so no need to wait for linger.ms: a record did not fit it
-        // (the Java RecordAccumulator counts a batch with another behind it
-        // as full; librdkafka wakes its broker thread once more than
-        // batch.size is queued), or one record alone is over the limit.
+      if (!b->sent_once && queue_full(queue, i)) {
+        // No need to wait for linger.ms.
       } else if (now < ready_at) {
         schedule_pump(ready_at);
         break;  // later batches of the partition wait behind this one
@@ -360,16 +355,60 @@ int64_t Producer::ready_at_ms(const Batch& b) const {
 int64_t Producer::wire_bytes(const Pending& r) {
   // RD_KAFKAP_MESSAGE_V2_MAX_OVERHEAD: the longest each varint can be.
   constexpr int64_t kMaxRecordOverhead = 5 + 1 + 10 + 5 + 5 + 5 + 5;
-  return kMaxRecordOverhead + std::max(r.key_bytes, 0) + r.value_bytes;
+  return kMaxRecordOverhead + key_value_bytes(r);
+}
+
+int64_t Producer::key_value_bytes(const Pending& r) { return std::max(r.key_bytes, 0) + r.value_bytes; }
+
+void Producer::add_record(Batch& b, Pending r) {
+  const int64_t delta_ms = b.records.empty() ? 0 : r.enqueued_ms - b.records.front().enqueued_ms;
+  b.bytes += kafka::record_bytes(static_cast<int32_t>(b.records.size()), delta_ms, r.key_bytes,
+                                 r.value_bytes);
+  b.key_value_bytes += key_value_bytes(r);
+  b.records.push_back(std::move(r));
+}
+
+void Producer::recount(Batch& b) {
+  std::vector<Pending> records = std::move(b.records);
+  b.records.clear();
+  b.bytes = 0;
+  b.key_value_bytes = 0;
+  for (Pending& r : records) add_record(b, std::move(r));
 }
 
 bool Producer::fits(const Batch& b, int64_t bytes) const {
   // rd_kafka_msgset_writer_write_msgq: a message set takes records while
-  // its length stays within min(message.max.bytes, batch.size), the first
-  // whatever its size. Its length starts with the headers; the model counts
-  // the record batch's (61 bytes) and not the ProduceRequest's own few dozen.
+  // its length, with the next record counted at its largest, stays within
+  // min(message.max.bytes, batch.size), and fewer than batch.num.messages;
+  // the first whatever its size. Its length starts with the request's
+  // headers: the request header (size, API key and version, correlation
+  // id, client id), the ProduceRequest's (transactional id, acks, timeout,
+  // the topic, the partition, the message set's size) and the record
+  // batch's 61 bytes; the records written so far count as written.
+  if (b.records.empty()) return true;
+  if (b.records.size() >= static_cast<size_t>(config_.batch_num_messages)) return false;
+  const int64_t headers = (4 + 2 + 2 + 4 + 2 + static_cast<int64_t>(config_.client_id.size())) +
+                          (2 + 2 + 4 + 4 + 2 + static_cast<int64_t>(b.tp.topic.size()) + 4 + 4 + 4) +
+                          kafka::kRecordBatchOverhead;
   const int64_t limit = std::min(config_.batch_size, config_.message_max_bytes);
-  return b.records.empty() || kafka::kRecordBatchOverhead + b.bytes + bytes <= limit;
+  return headers + b.bytes + bytes <= limit;
+}
+
+bool Producer::queue_full(const std::deque<std::shared_ptr<Batch>>& queue, size_t i) const {
+  // rd_kafka_msgq_allow_wakeup_at: a partition's queue goes out before
+  // linger.ms once its records' keys and values reach batch.size, or it
+  // holds batch.num.messages records (what is in flight is no longer in it).
+  int64_t bytes = 0;
+  size_t records = 0;
+  for (size_t j = i; j < queue.size(); ++j) {
+    if (queue[j]->in_flight) continue;
+    bytes += queue[j]->key_value_bytes;
+    records += queue[j]->records.size();
+    if (bytes >= config_.batch_size || records >= static_cast<size_t>(config_.batch_num_messages)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 int32_t Producer::attempts(const Batch& b) {
@@ -386,13 +425,26 @@ void Producer::absorb_ready_batches(std::deque<std::shared_ptr<Batch>>& queue, s
   // goes out in a few requests instead of one per batch it was first sent
   // in. The idempotent producer must keep its batches (their sequence
   // numbers), as the Java client keeps every batch.
+  // The message set writer takes them one by one while they fit, and stops
+  // at the first that does not, or that waits out a retry backoff
+  // (rd_kafka_msgset_writer_write_msgq); a record's own linger.ms does not
+  // hold it back.
   Batch& b = *queue[i];
   while (i + 1 < queue.size()) {
     Batch& next = *queue[i + 1];
-    if (next.in_flight || now < ready_at_ms(next) || !fits(b, next.bytes)) break;
-    for (Pending& r : next.records) b.records.push_back(std::move(r));
-    b.bytes += next.bytes;
+    if (next.in_flight || (next.sent_once && now < next.retry_at_ms)) break;
+    size_t taken = 0;
+    while (taken < next.records.size() && fits(b, wire_bytes(next.records[taken]))) {
+      add_record(b, std::move(next.records[taken]));
+      ++taken;
+    }
+    if (taken == 0) break;
     b.sent_once = b.sent_once || next.sent_once;
+    if (taken < next.records.size()) {
+      next.records.erase(next.records.begin(), next.records.begin() + static_cast<std::ptrdiff_t>(taken));
+      recount(next);
+      break;
+    }
     queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(i + 1));
   }
 }
@@ -624,13 +676,13 @@ void Producer::take_records(Batch& b, Done done, std::vector<Pending>& failed) {
   kept.reserve(b.records.size() - n);
   for (Pending& r : b.records) {
     if (done(r)) {
-      b.bytes -= wire_bytes(r);
       failed.push_back(std::move(r));
     } else {
       kept.push_back(std::move(r));
     }
   }
   b.records = std::move(kept);
+  recount(b);
 }
 
 void Producer::take_timed_out_records(Batch& b, int64_t now, std::vector<Pending>& failed) {

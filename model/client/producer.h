@@ -6,10 +6,12 @@
 // partition's leader is unknown or an error says it moved
 // (NOT_LEADER_FOR_PARTITION, LEADER_NOT_AVAILABLE, a disconnect, a request
 // timeout) and every metadata.max.age.ms. Records wait in per-partition
-// batches for linger.ms (or until a record does not fit: batch.size and
-// message.max.bytes, counted as librdkafka counts them), then go to the
-// partition's leader, at most max.in.flight requests per connection. A
-// record larger than message.max.bytes fails at once (MSG_SIZE_TOO_LARGE).
+// batches for linger.ms (or until the partition's queued keys and values
+// reach batch.size, or it holds batch.num.messages records), then go to the
+// partition's leader, at most max.in.flight requests per connection, a
+// request holding the records that fit min(batch.size, message.max.bytes)
+// as librdkafka's message set writer counts them. A record larger than
+// message.max.bytes fails at once (MSG_SIZE_TOO_LARGE).
 // A batch that fails with a retriable error, or whose request times out or
 // loses its connection, is retried after retry.backoff.ms until `retries` or
 // message.timeout.ms runs out — and a request that timed out may well have
@@ -107,7 +109,8 @@ class Producer {
   struct Batch {
     kafka::TopicPartition tp;
     std::vector<Pending> records;
-    int64_t bytes = 0;  // the records' wire_bytes, without the batch header
+    int64_t bytes = 0;  // the records as the batch holds them (record_bytes), without its header
+    int64_t key_value_bytes = 0;  // their keys' and values' bytes
     int64_t created_ms = 0;
     int64_t retry_at_ms = 0;
     int32_t base_sequence = -1;
@@ -139,12 +142,21 @@ class Producer {
   bool leader_ready(kafka::BrokerId node);
   // When `b` may be sent: after linger.ms, or once its retry backoff is over.
   int64_t ready_at_ms(const Batch& b) const;
-  // A record's size as librdkafka's message set writer counts it against
-  // batch.size and message.max.bytes: the largest its record-format
-  // overhead can be, plus key and value (rd_kafka_msg_wire_size).
+  // A record's size as librdkafka's message set writer counts it before it
+  // writes it, against batch.size and message.max.bytes: the largest its
+  // record-format overhead can be, plus key and value (rd_kafka_msg_wire_size).
   static int64_t wire_bytes(const Pending& r);
-  // Whether `bytes` more fit batch `b` (at least one record always does).
+  static int64_t key_value_bytes(const Pending& r);
+  // Appends `r` to `b`, counting its bytes as written there.
+  static void add_record(Batch& b, Pending r);
+  // Counts `b`'s bytes again after records left it.
+  static void recount(Batch& b);
+  // Whether a record of `bytes` (wire_bytes) fits batch `b` (at least one
+  // record always does).
   bool fits(const Batch& b, int64_t bytes) const;
+  // Whether queue[i] and what is queued behind it, not in flight, may go
+  // before linger.ms (batch.size or batch.num.messages reached).
+  bool queue_full(const std::deque<std::shared_ptr<Batch>>& queue, size_t i) const;
   // The requests that carried `b`: its records' most (a merged batch's
   // records may have been tried different numbers of times).
   static int32_t attempts(const Batch& b);

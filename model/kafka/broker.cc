@@ -1496,6 +1496,10 @@ void Broker::handle_produce(ProduceRequest& r, Reply reply) {
       // Log.analyzeAndValidateRecords, before the producer state is looked
       // at: a batch over the topic's max.message.bytes is refused whole.
       pr.error = ErrorCode::message_too_large;
+    } else if (batch_bytes(b.records) > p->log().config().segment_bytes) {
+      // Log.append: records that would not fit one segment
+      // (RecordBatchTooLargeException).
+      pr.error = ErrorCode::record_list_too_large;
     } else if (b.records.empty()) {
       pr.base_offset = p->log().log_end();
     } else {

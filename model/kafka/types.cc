@@ -80,6 +80,7 @@ const char* to_string(ErrorCode e) {
     case ErrorCode::rebalance_in_progress: return "REBALANCE_IN_PROGRESS";
     case ErrorCode::group_max_size_reached: return "GROUP_MAX_SIZE_REACHED";
     case ErrorCode::message_too_large: return "MESSAGE_TOO_LARGE";
+    case ErrorCode::record_list_too_large: return "RECORD_LIST_TOO_LARGE";
     case ErrorCode::unknown_server_error: return "UNKNOWN_SERVER_ERROR";
   }
   return "?";

@@ -146,6 +146,7 @@ enum class ErrorCode {
   rebalance_in_progress,             // REBALANCE_IN_PROGRESS
   group_max_size_reached,            // GROUP_MAX_SIZE_REACHED
   message_too_large,                 // MESSAGE_TOO_LARGE
+  record_list_too_large,             // RECORD_LIST_TOO_LARGE
   unknown_server_error,              // UNKNOWN_SERVER_ERROR
 };
 const char* to_string(ErrorCode e);

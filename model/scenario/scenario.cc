@@ -648,7 +648,8 @@ class Loader {
       }
       w.options.tries = static_cast<int32_t>(r.integer("tries", 5, 1, 1'000'000));
       w.options.pause = sim::Duration::millis(r.integer("pause_ms", 10, 0, 3'600'000));
-      w.options.value_size = static_cast<int32_t>(r.integer("value_size", 75, 1, 1 << 20));
+      // Absent: each value's decimal digits, as producer.py sends them.
+      w.options.value_size = static_cast<int32_t>(r.integer("value_size", 0, 1, 1 << 20));
       w.options.poll_timeout = sim::Duration::millis(r.integer("poll_timeout_ms", 500, 1, 3'600'000));
       w.consumer_head_start_us = seconds_to_us(r.number("consumer_head_start_s", 2, 0, kMaxSeconds));
       w.producer_config = producer_config(client::lab_producer_defaults());

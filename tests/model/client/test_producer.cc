@@ -552,32 +552,68 @@ TEST(ProducerSizes, RecordsAreStoredAtTheirSizeInTheirBatch) {
   EXPECT_EQ(log.size_bytes(), 2 * 61 + 4 * 109 + 3);
 }
 
-// batch.size counts as librdkafka's message set writer does: the batch
-// header and each record at its largest (36 bytes of overhead with the
-// value). With 400 bytes, two 100-byte records fit (61 + 2 x 136 = 333) and
-// a third does not (469). The third starts the next batch, and the full
-// first one goes at once, before linger.ms.
-TEST(ProducerSizes, ARecordThatDoesNotFitBatchSizeSendsTheBatchBeforeIt) {
+// Sends `n` 100-byte records 10 ms apart with `properties` (linger.ms,
+// batch.size ...) after a warm-up; returns when each was acknowledged,
+// measured from the first send, with its offset.
+std::vector<Acked> hundred_byte_records(int n, const std::map<std::string, std::string>& properties,
+                                        Time* first_sent) {
   Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
   start_one_partition_cluster(c);
-  SendingProcess* p = start_sending_process(
-      c, {{"bootstrap.servers", "10.0.1.1:9092"}, {"acks", "1"}, {"linger.ms", "50"}, {"batch.size", "400"}});
+  std::map<std::string, std::string> all = {{"bootstrap.servers", "10.0.1.1:9092"}, {"acks", "1"}};
+  for (const auto& [key, value] : properties) all[key] = value;
+  SendingProcess* p = start_sending_process(c, all);
   warm_up(c, p);
-  const Time first_sent = c.world().now();
+  *first_sent = c.world().now();
   std::vector<Acked> acked;
-  for (uint64_t v = 1; v <= 3; ++v) {
+  for (uint64_t v = 1; v <= static_cast<uint64_t>(n); ++v) {
     p->producer().send("t", std::nullopt, v, 100, [&acked, &c, v](const client::DeliveryReport& r) {
       EXPECT_EQ(r.outcome, client::Outcome::ok) << r.error;
       acked.push_back({v, c.world().now(), r.offset});
     });
     c.run_for(Duration::millis(10));
   }
-  c.run_for(Duration::seconds(1));
+  c.run_for(Duration::seconds(3));
+  return acked;
+}
+
+// A request takes the queued records while they fit batch.size as
+// librdkafka's message set writer counts them: the request's headers (109
+// bytes here, the record batch's 61 among them), the records written so far
+// at their size (109 each) and the next at its largest (136). With 400
+// bytes two fit (354), a third does not (463): it waits for its own
+// linger.ms.
+TEST(ProducerSizes, ARequestTakesTheRecordsThatFitBatchSize) {
+  Time first_sent;
+  const std::vector<Acked> acked = hundred_byte_records(3, {{"linger.ms", "50"}, {"batch.size", "400"}}, &first_sent);
   ASSERT_EQ(acked.size(), 3u);
-  EXPECT_EQ(acked[1].at, acked[0].at);  // one batch
-  EXPECT_GE(acked[0].at, first_sent + Duration::millis(20));  // sent with the third record ...
-  EXPECT_LT(acked[0].at, first_sent + Duration::millis(30));  // ... not after linger.ms
-  EXPECT_GE(acked[2].at, first_sent + Duration::millis(70));  // its own linger.ms
+  // The producer's clock is in whole milliseconds (see ProducerLinger).
+  const Time first_ms = Time::zero() + Duration::millis(first_sent.us() / 1000);
+  EXPECT_EQ(acked[1].at, acked[0].at);  // one request
+  EXPECT_GE(acked[0].at, first_ms + Duration::millis(50));
+  EXPECT_LT(acked[0].at, first_ms + Duration::millis(60));
+  EXPECT_GE(acked[2].at, first_ms + Duration::millis(70));  // sent at +20, its own linger.ms
+}
+
+// rd_kafka_msgq_allow_wakeup_at: a partition's queue goes before linger.ms
+// once its keys and values reach batch.size. With 1000 bytes, the tenth
+// 100-byte record (at +90 ms) wakes it; the request takes seven (109 + 7 x
+// 109 = 872, an eighth counted at 136 would be 1008) and the three left,
+// with the two sent after, wait out linger.ms from the eighth's send.
+TEST(ProducerSizes, AQueueReachingBatchSizeGoesBeforeLinger) {
+  Time first_sent;
+  const std::vector<Acked> acked =
+      hundred_byte_records(12, {{"linger.ms", "1000"}, {"batch.size", "1000"}}, &first_sent);
+  ASSERT_EQ(acked.size(), 12u);
+  for (size_t i = 0; i < 7; ++i) {
+    EXPECT_EQ(acked[i].at, acked[0].at) << i;
+    EXPECT_EQ(acked[i].offset, acked[0].offset + static_cast<int64_t>(i)) << i;
+  }
+  EXPECT_GE(acked[0].at, first_sent + Duration::millis(90));
+  EXPECT_LT(acked[0].at, first_sent + Duration::millis(100));
+  for (size_t i = 7; i < 12; ++i) EXPECT_EQ(acked[i].at, acked[7].at) << i;
+  const Time first_ms = Time::zero() + Duration::millis(first_sent.us() / 1000);
+  EXPECT_GE(acked[7].at, first_ms + Duration::millis(70 + 1000));
+  EXPECT_LT(acked[7].at, first_ms + Duration::millis(70 + 1000 + 10));
 }
 
 // rd_kafka_msg_new0: a record whose largest size (36 bytes of overhead, key
@@ -628,15 +664,15 @@ TEST(ProducerSizes, MessageTooLargeFromTheBrokerIsNotRetried) {
 }
 
 // A retry without idempotence takes the queued records that fit
-// min(batch.size, message.max.bytes): with message.max.bytes 1000, six
-// 100-byte records a request (61 + 6 x 136 = 877; seven would be 1013), so
-// the twenty failed records go out again in four requests, not one.
+// min(batch.size, message.max.bytes): with message.max.bytes 1000, seven
+// 100-byte records a request (as above), so the twenty failed records go
+// out again in three requests, not one.
 TEST(ProducerSizes, ARetriedBatchTakesWhatFitsMessageMaxBytes) {
   Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
   const TwentyRetried run =
       twenty_retried(c, {{"message.timeout.ms", "60000"}, {"message.max.bytes", "1000"}});
   EXPECT_EQ(run.retries_after_first_round, 20u);
-  EXPECT_EQ(run.retries_after_second_round, 24u);  // four requests
+  EXPECT_EQ(run.retries_after_second_round, 23u);  // three requests
   ASSERT_EQ(run.acked.size(), 20u);
   const PartitionLog& log = leader_log(c);
   const std::vector<Record> records = log.read(Offset{0}, log.log_end(), INT64_MAX);
@@ -653,7 +689,7 @@ TEST(ProducerSizes, ARetriedBatchTakesWhatFitsMessageMaxBytes) {
       n = 0;
     }
   }
-  EXPECT_EQ(retried_batches, (std::vector<size_t>{6, 6, 6, 2}));
+  EXPECT_EQ(retried_batches, (std::vector<size_t>{7, 7, 6}));
 }
 
 }  // namespace

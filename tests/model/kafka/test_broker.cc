@@ -120,7 +120,8 @@ TEST(KafkaBroker, ABrokerFailureElectsAwayFromABrokerInAControlledShutdown) {
 // Log.analyzeAndValidateRecords: a batch over its topic's max.message.bytes
 // is refused whole (MESSAGE_TOO_LARGE) and nothing of it is appended; a
 // batch of exactly the limit is taken. The brokers' message.max.bytes is the
-// default a topic's max.message.bytes overrides.
+// default a topic's max.message.bytes overrides. A batch over segment.bytes
+// is refused after that check.
 TEST(KafkaBroker, ABatchOverMaxMessageBytesIsRefusedWhole) {
   Cluster c({.zookeepers = 1, .brokers = 3, .seed = 5, .broker_properties = {{"message.max.bytes", "300"}}});
   c.start();
@@ -140,6 +141,12 @@ TEST(KafkaBroker, ABatchOverMaxMessageBytesIsRefusedWhole) {
   // The topic's own limit.
   EXPECT_EQ(c.produce({"big", 0}, {9}, 1, 30000, 1000)->error, ErrorCode::none);
   EXPECT_EQ(c.produce({"big", 0}, {10}, 1, 30000, 1001)->error, ErrorCode::message_too_large);
+  // Log.append: records that would not fit one segment are refused too
+  // (RECORD_LIST_TOO_LARGE), once they passed max.message.bytes.
+  ASSERT_EQ(c.create_topic("seg", 1, 3, {{"segment.bytes", "200"}}), ErrorCode::none);
+  EXPECT_EQ(c.produce({"seg", 0}, {11, 12}, 1, 30000, 100)->error, ErrorCode::none);
+  EXPECT_EQ(c.produce({"seg", 0}, {13, 14}, 1, 30000, 101)->error, ErrorCode::record_list_too_large);
+  EXPECT_EQ(c.produce({"seg", 0}, {15}, 1, 30000, 301)->error, ErrorCode::message_too_large);
 }
 
 // The profile's rules reach the broker's partitions: from 3.7 (KAFKA-15583)
