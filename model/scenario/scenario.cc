@@ -653,6 +653,14 @@ class Loader {
       w.options.poll_timeout = sim::Duration::millis(r.integer("poll_timeout_ms", 500, 1, 3'600'000));
       w.consumer_head_start_us = seconds_to_us(r.number("consumer_head_start_s", 2, 0, kMaxSeconds));
       w.producer_config = producer_config(client::lab_producer_defaults());
+      if (!w.producer.empty() && w.producer_config.acks == 0 && w.options.pause == sim::Duration::zero()) {
+        // With acks=0 a send is done once written, at the instant it is
+        // sent: the model spends no time sending, so the script would send
+        // without end at one virtual instant.
+        r.fail_at("pause_ms",
+                  "0 with acks=0 would make the producer send without end at one virtual instant "
+                  "(the model spends no time writing a request); give at least 1");
+      }
       w.consumer_config = consumer_config(client::lab_consumer_defaults());
     } else {
       SteadyWorkload& w = s_.workload.steady;

@@ -322,6 +322,13 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
       {"an unknown lab field", [](nlohmann::json& j) { j["workload"]["trys"] = 3; },
        "s.json: at $.workload.trys: unknown field \"trys\" (did you mean \"tries\"?); known fields here: consumer, "
        "consumer_head_start_s, pause_ms, poll_timeout_ms, producer, topic, tries, type, value_size"},
+      {"a lab producer that would send without end at one instant",
+       [](nlohmann::json& j) {
+         j["workload"]["pause_ms"] = 0;
+         j["clients"]["producer"]["acks"] = "0";
+       },
+       "s.json: at $.workload.pause_ms: 0 with acks=0 would make the producer send without end at one virtual "
+       "instant (the model spends no time writing a request); give at least 1"},
       {"a workload topic not defined", [](nlohmann::json& j) { j["workload"]["topic"] = "tset"; },
        "s.json: at $.workload.topic: no topic named \"tset\" in \"topics\""},
       {"a workload client not declared", [](nlohmann::json& j) { j["workload"]["producer"] = "prodcer"; },
