@@ -39,6 +39,13 @@ class Metadata {
   // keeps one retry going (docs/fidelity.md, "metadata", for how this
   // compares with the Java client and librdkafka).
   void refresh();
+  // A broker connection went down: the clients look at the metadata again
+  // at once — librdkafka's rd_kafka_broker_fail refreshes the known topics
+  // ("broker down"), Java's NetworkClient requests an update on any
+  // disconnect, aiokafka's client forces one when a connection breaks. An
+  // acks=0 producer learns this way that a broker refused its request (the
+  // broker closes the connection, having no answer to give).
+  void refresh_on_disconnect() { refresh(); }
   // Refreshes if the last answer is older than metadata.max.age.ms.
   void maybe_refresh(int64_t now_ms);
   // Forgets a partition's leader (an error said it moved).

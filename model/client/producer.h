@@ -92,7 +92,13 @@ class Producer {
   }
   bool on_connect_failed(sim::SocketId s, sim::ConnectError e) { return net_.on_connect_failed(s, e); }
   bool on_message(sim::SocketId s, sim::Payload& p) { return net_.on_message(s, p); }
-  bool on_closed(sim::SocketId s, sim::CloseReason r) { return net_.on_closed(s, r); }
+  // A connection that goes down sends the client for metadata (see
+  // metadata.h, refresh_on_disconnect).
+  bool on_closed(sim::SocketId s, sim::CloseReason r) {
+    if (!net_.on_closed(s, r)) return false;
+    metadata_.refresh_on_disconnect();
+    return true;
+  }
 
  private:
   struct Pending {

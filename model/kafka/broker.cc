@@ -692,6 +692,17 @@ void Broker::isr_write_ended(const TopicPartition& tp) {
   if (shrink_pass_active_) continue_shrink_pass();
 }
 
+namespace {
+
+bool produce_failed(const Response& response) {
+  const auto* p = std::get_if<ProduceResponse>(&response);
+  if (p == nullptr) return false;
+  return std::any_of(p->partitions.begin(), p->partitions.end(),
+                     [](const ProducePartitionResponse& r) { return r.error != ErrorCode::none; });
+}
+
+}  // namespace
+
 void Broker::serve(sim::SocketId socket, ServerConnection& c, RequestFrame& frame) {
   c.busy = true;
   ++c.serving;
@@ -712,6 +723,14 @@ void Broker::serve(sim::SocketId socket, ServerConnection& c, RequestFrame& fram
     if (!served.busy || served.serving != static_cast<uint32_t>(key)) return;  // answered
     if (served.answer && ctx().is_open(s)) {
       ctx().send(s, ResponseFrame{served.correlation_id, std::move(response)});
+    } else if (!served.answer && produce_failed(response)) {
+      // KafkaApis.handleProduceRequest: an acks=0 produce gets no answer,
+      // so when it failed (NOT_LEADER, MESSAGE_TOO_LARGE ...) the broker
+      // closes the connection, for the client to notice and refresh its
+      // metadata. What was queued on it goes with it.
+      connections_.erase(s);
+      ctx().close(s);
+      return;
     }
     // With acks=0 the client expects no answer; either way the channel is
     // unmuted and the next request is served.

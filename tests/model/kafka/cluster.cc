@@ -183,6 +183,10 @@ void Cluster::send(BrokerId to, Request request, NetworkClient::Completion done,
                           std::move(done), expect_response);
 }
 
+bool Cluster::client_connected(BrokerId to, int connection) {
+  return client()->client().connected(to + 1000 * connection);
+}
+
 ErrorCode Cluster::create_topic(const std::string& name, int32_t partitions, int16_t rf,
                                 std::map<std::string, std::string> configs,
                                 std::map<int32_t, std::vector<BrokerId>> assignment) {

@@ -125,6 +125,8 @@ class Cluster {
   // a time).
   void send(BrokerId to, Request request, NetworkClient::Completion done,
             bool expect_response = true, int connection = 0);
+  // Whether send()'s connection `connection` to `to` is up.
+  bool client_connected(BrokerId to, int connection = 0);
   // CreateTopics through the controller; waits until every partition has a
   // leader in ZooKeeper. Returns the error of the request.
   ErrorCode create_topic(const std::string& name, int32_t partitions, int16_t rf,

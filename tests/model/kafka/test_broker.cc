@@ -149,6 +149,36 @@ TEST(KafkaBroker, ABatchOverMaxMessageBytesIsRefusedWhole) {
   EXPECT_EQ(c.produce({"seg", 0}, {15}, 1, 30000, 301)->error, ErrorCode::message_too_large);
 }
 
+// KafkaApis.handleProduceRequest: an acks=0 produce gets no answer, so one
+// that fails makes the broker close the connection, for the client to
+// notice and look at its metadata again; one that succeeds leaves it open.
+TEST(KafkaBroker, AFailedAcksZeroProduceClosesTheConnection) {
+  Cluster c({.zookeepers = 1, .brokers = 3, .seed = 5});
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  ASSERT_EQ(c.create_topic("t", 1, 1), ErrorCode::none);
+  const BrokerId leader = c.state({"t", 0})->leader;
+  const BrokerId other = c.broker_ids_except(leader).front();
+  const auto acks_zero = [](uint64_t value) {
+    ProduceBatch b;
+    b.tp = {"t", 0};
+    Record r;
+    r.value = value;
+    r.size = 70;
+    b.records.push_back(r);
+    return ProduceRequest{0, 30000, {b}};
+  };
+  int written = 0;
+  const auto done = [&written](SendError e, const Response*) { written += e == SendError::none ? 1 : 0; };
+  c.send(leader, acks_zero(1), done, /*expect_response=*/false);
+  c.send(other, acks_zero(2), done, /*expect_response=*/false);
+  c.run_for(Duration::seconds(1));
+  EXPECT_EQ(written, 2);
+  EXPECT_TRUE(c.client_connected(leader));
+  EXPECT_FALSE(c.client_connected(other));  // NOT_LEADER_FOR_PARTITION
+  EXPECT_EQ(c.committed_values({"t", 0}), std::vector<uint64_t>{1});
+}
+
 // The profile's rules reach the broker's partitions: from 3.7 (KAFKA-15583)
 // min.insync.replicas counts at most the replication factor, so an acks=all
 // write to an RF-2 topic with min.insync.replicas=3 succeeds in the 3.9
