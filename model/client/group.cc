@@ -27,16 +27,17 @@ bool is_coordinator_error(ErrorCode e) {
          e == ErrorCode::coordinator_load_in_progress;
 }
 
-// The group requests' timeouts are librdkafka's (rdkafka_request.c), each
-// request's own: a JoinGroup waits for the whole group to join, up to the
-// rebalance timeout, so it gets max.poll.interval.ms + 3 s
-// (rd_kafka_JoinGroupRequest); a SyncGroup session.timeout.ms + 3 s; a
-// Heartbeat session.timeout.ms, so that a coordinator that stops answering
-// is given up on just as the session check fires; a LeaveGroup 5 s (best
-// effort, never retried). The rest have request.timeout.ms (librdkafka's
-// socket.timeout.ms). The Java client gives JoinGroup
-// max.poll.interval.ms + 5 s (JOIN_GROUP_TIMEOUT_LAPSE) and every other
-// request request.timeout.ms.
+// The group requests' timeouts are librdkafka's (rdkafka_request.c): a
+// JoinGroup waits for the whole group to join, up to the rebalance timeout,
+// so it gets exactly max.poll.interval.ms + 3 s (rd_kafka_JoinGroupRequest,
+// a forced timeout); a SyncGroup session.timeout.ms + 3 s, a Heartbeat
+// session.timeout.ms and a LeaveGroup 5 s (best effort, never retried), each
+// at most socket.timeout.ms (request.timeout.ms here) as every timeout not
+// forced is (rd_kafka_buf_calc_timeout); the rest socket.timeout.ms. So with
+// socket.timeout.ms above session.timeout.ms a coordinator that stops
+// answering is given up on just as the session check fires. The Java
+// client gives JoinGroup max.poll.interval.ms + 5 s
+// (JOIN_GROUP_TIMEOUT_LAPSE) and every other request request.timeout.ms.
 constexpr int32_t kJoinTimeoutLapseMs = 3000;
 constexpr int32_t kSyncTimeoutLapseMs = 3000;
 constexpr int32_t kLeaveTimeoutMs = 5000;
@@ -198,6 +199,10 @@ void GroupConsumer::drop_connection(int32_t node, uint64_t first, SendError firs
   net_.close(node);
 }
 
+int32_t GroupConsumer::capped(int32_t timeout_ms) const {
+  return std::min(timeout_ms, config_.request_timeout_ms);
+}
+
 int32_t GroupConsumer::net_timeout_ms() const {
   return std::max(config_.request_timeout_ms, config_.max_poll_interval_ms + kJoinTimeoutLapseMs);
 }
@@ -326,7 +331,8 @@ void GroupConsumer::join() {
   }
   trace("join", "");
   const uint64_t epoch = epoch_;
-  send_to_coordinator(std::move(req), net_timeout_ms(), [this, epoch](SendError e, const kafka::Response* r) {
+  send_to_coordinator(std::move(req), config_.max_poll_interval_ms + kJoinTimeoutLapseMs,
+                      [this, epoch](SendError e, const kafka::Response* r) {
     if (epoch != epoch_ || state_ != State::joining) return;
     const auto* resp = r == nullptr ? nullptr : std::get_if<kafka::JoinGroupResponse>(r);
     if (e != SendError::none || resp == nullptr) {
@@ -443,7 +449,7 @@ void GroupConsumer::sync(std::vector<kafka::SyncGroupAssignment> assignments) {
   req.member_id = member_id_;
   req.assignments = std::move(assignments);
   const uint64_t epoch = epoch_;
-  send_to_coordinator(std::move(req), config_.session_timeout_ms + kSyncTimeoutLapseMs,
+  send_to_coordinator(std::move(req), capped(config_.session_timeout_ms + kSyncTimeoutLapseMs),
                       [this, epoch](SendError e, const kafka::Response* r) {
                         if (epoch != epoch_ || state_ != State::syncing) return;
                         const auto* resp = r == nullptr ? nullptr : std::get_if<kafka::SyncGroupResponse>(r);
@@ -590,7 +596,7 @@ void GroupConsumer::heartbeat() {
   const uint64_t epoch = epoch_;
   const int32_t generation = generation_;
   send_to_coordinator(
-      kafka::HeartbeatRequest{config_.group_id, generation_, member_id_}, config_.session_timeout_ms,
+      kafka::HeartbeatRequest{config_.group_id, generation_, member_id_}, capped(config_.session_timeout_ms),
       [this, epoch, generation](SendError e, const kafka::Response* r) {
         if (epoch != epoch_) return;
         heartbeat_in_flight_ = false;
@@ -747,7 +753,7 @@ void GroupConsumer::leave(const std::string& why, std::function<void()> done) {
     if (done) done();
     return;
   }
-  send_to_coordinator(kafka::LeaveGroupRequest{config_.group_id, member}, kLeaveTimeoutMs,
+  send_to_coordinator(kafka::LeaveGroupRequest{config_.group_id, member}, capped(kLeaveTimeoutMs),
                       [done = std::move(done)](SendError, const kafka::Response*) {
                         if (done) done();
                       });

@@ -27,9 +27,9 @@
 //     too, rejoin with the same member id (librdkafka).
 //   - NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS,
 //     a disconnect or a request timeout (librdkafka's: JoinGroup
-//     max.poll.interval.ms + 3 s, SyncGroup session.timeout.ms + 3 s,
-//     Heartbeat session.timeout.ms, LeaveGroup 5 s, the others
-//     request.timeout.ms): the coordinator is marked unknown and found
+//     max.poll.interval.ms + 3 s; SyncGroup session.timeout.ms + 3 s,
+//     Heartbeat session.timeout.ms, LeaveGroup 5 s, each at most
+//     request.timeout.ms; the others request.timeout.ms): the coordinator is marked unknown and found
 //     again; an assigned member keeps fetching meanwhile, and a join in
 //     progress is retried.
 //   - No successful heartbeat for session.timeout.ms: the coordinator has
@@ -149,6 +149,9 @@ class GroupConsumer final : private ConsumerListener {
   // `cause`: the connection-level error that showed it, if any.
   void coordinator_lost(const std::string& why, kafka::SendError cause = kafka::SendError::none);
   int32_t net_timeout_ms() const;
+  // A request timeout librdkafka does not force: at most socket.timeout.ms
+  // (request.timeout.ms here; rd_kafka_buf_calc_timeout).
+  int32_t capped(int32_t timeout_ms) const;
   void send_to_coordinator(kafka::Request request, int32_t timeout_ms, Handler done);
   void send_to(int32_t node, const kafka::NodeAddress& address, kafka::Request request,
                int32_t timeout_ms, Handler done);

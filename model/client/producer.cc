@@ -200,12 +200,10 @@ void Producer::partition_waiting() {
 
 void Producer::enqueue(const TopicPartition& tp, Pending record) {
   auto& queue = batches_[tp];
-  const int64_t now = now_ms();
   if (queue.empty() || queue.back()->sent_once || queue.back()->in_flight ||
       !fits(*queue.back(), wire_bytes(record))) {
     auto b = std::make_shared<Batch>();
     b->tp = tp;
-    b->created_ms = now;
     queue.push_back(b);
   }
   add_record(*queue.back(), std::move(record));
@@ -349,7 +347,10 @@ void Producer::send_ready() {
 }
 
 int64_t Producer::ready_at_ms(const Batch& b) const {
-  return b.sent_once ? b.retry_at_ms : b.created_ms + config_.linger_ms;
+  // linger.ms counts from the first queued record's send (librdkafka's
+  // rd_kafka_msg_enq_time of the queue's head).
+  SIM_ASSERT(!b.records.empty(), "an empty batch queued for {}", kafka::to_string(b.tp));
+  return b.sent_once ? b.retry_at_ms : b.records.front().enqueued_ms + config_.linger_ms;
 }
 
 int64_t Producer::wire_bytes(const Pending& r) {
@@ -395,16 +396,20 @@ bool Producer::fits(const Batch& b, int64_t bytes) const {
 }
 
 bool Producer::queue_full(const std::deque<std::shared_ptr<Batch>>& queue, size_t i) const {
-  // rd_kafka_msgq_allow_wakeup_at: a partition's queue goes out before
-  // linger.ms once its records' keys and values reach batch.size, or it
-  // holds batch.num.messages records (what is in flight is no longer in it).
+  // rd_kafka_msgq_may_wakeup: a partition's queue goes before linger.ms once
+  // its records' keys and values pass batch.size, or it holds
+  // batch.num.messages records (what is in flight is no longer in it). The
+  // sender thread, which rd_kafka_msgq_allow_wakeup_at lets go at exactly
+  // batch.size bytes, is woken by the application's produce() only once
+  // they pass it: a queue of exactly batch.size bytes waits for the next
+  // record or linger.ms, in the usual case.
   int64_t bytes = 0;
   size_t records = 0;
   for (size_t j = i; j < queue.size(); ++j) {
     if (queue[j]->in_flight) continue;
     bytes += queue[j]->key_value_bytes;
     records += queue[j]->records.size();
-    if (bytes >= config_.batch_size || records >= static_cast<size_t>(config_.batch_num_messages)) {
+    if (bytes > config_.batch_size || records >= static_cast<size_t>(config_.batch_num_messages)) {
       return true;
     }
   }

@@ -117,7 +117,6 @@ class Producer {
     std::vector<Pending> records;
     int64_t bytes = 0;  // the records as the batch holds them (record_bytes), without its header
     int64_t key_value_bytes = 0;  // their keys' and values' bytes
-    int64_t created_ms = 0;
     int64_t retry_at_ms = 0;
     int32_t base_sequence = -1;
     bool in_flight = false;
