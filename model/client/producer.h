@@ -165,8 +165,9 @@ class Producer {
   // The requests that carried `b`: its records' most (a merged batch's
   // records may have been tried different numbers of times).
   static int32_t attempts(const Batch& b);
-  // Without idempotence: the ready batches behind queue[i] join it, up to
-  // batch.size, before it is sent.
+  // Without idempotence: the records queued behind queue[i] join it, one by
+  // one while they fit (fits), before it is sent; a batch in its retry
+  // backoff stops them.
   void absorb_ready_batches(std::deque<std::shared_ptr<Batch>>& queue, size_t i, int64_t now);
   void on_connect_error(kafka::BrokerId node, kafka::SendError e, bool reported);
   void send_batch(const std::shared_ptr<Batch>& batch, kafka::BrokerId leader);
