@@ -158,6 +158,19 @@ int32_t get_int32(const Properties& props, const std::string& key, int64_t defau
   return static_cast<int32_t>(props.get_int(key, default_value, min, max, unit));
 }
 
+// A setting two clients name differently, read from whichever spelling
+// `key` is, with that client's range: `named` when it is `spelling`,
+// `otherwise` when it is the other.
+struct Range {
+  int64_t min;
+  int64_t max;
+};
+int32_t get_int32_by_spelling(const Properties& props, const std::string& key, std::string_view spelling,
+                              Range named, Range otherwise, int64_t default_value, std::string_view unit) {
+  const Range r = key == spelling ? named : otherwise;
+  return get_int32(props, key, default_value, r.min, r.max, unit);
+}
+
 // reconnect.backoff.max.ms, a producer's and a consumer's (librdkafka's range).
 int32_t get_reconnect_backoff_max(const Properties& props, int32_t default_value) {
   return get_int32(props, "reconnect.backoff.max.ms", default_value, 0, 3600000, "milliseconds");
@@ -722,11 +735,9 @@ ProducerConfig parse_producer_config(const Properties& props, ProducerConfig def
   c.batch_num_messages =
       get_int32(props, "batch.num.messages", c.batch_num_messages, 1, 1000000, "messages");
   // librdkafka's spelling with its range; Java's with Java's (atLeast(0)).
-  const std::string max_bytes_key = key("message.max.bytes");
-  c.message_max_bytes =
-      max_bytes_key == "message.max.bytes"
-          ? get_int32(props, max_bytes_key, c.message_max_bytes, 1000, 1000000000, "bytes")
-          : get_int32(props, max_bytes_key, c.message_max_bytes, 0, kMaxInt32, "bytes");
+  c.message_max_bytes = get_int32_by_spelling(props, key("message.max.bytes"), "message.max.bytes",
+                                              {1000, 1000000000}, {0, kMaxInt32}, c.message_max_bytes,
+                                              "bytes");
   const std::string in_flight_key = key("max.in.flight");
   c.max_in_flight = get_int32(props, in_flight_key, c.max_in_flight, 1, 1000000, "requests");
   c.enable_idempotence = get_bool(props, "enable.idempotence", c.enable_idempotence);
@@ -794,21 +805,16 @@ ConsumerConfig parse_consumer_config(const Properties& props, ConsumerConfig def
   c.fetch_max_bytes =
       get_int32(props, "fetch.max.bytes", c.fetch_max_bytes, 0, 2147483135, "bytes");
   // librdkafka's spelling with its range; Java's with Java's (atLeast(0)).
-  const std::string partition_bytes_key = key("fetch.message.max.bytes");
   c.max_partition_fetch_bytes =
-      partition_bytes_key == "fetch.message.max.bytes"
-          ? get_int32(props, partition_bytes_key, c.max_partition_fetch_bytes, 1, 1000000000, "bytes")
-          : get_int32(props, partition_bytes_key, c.max_partition_fetch_bytes, 0, kMaxInt32, "bytes");
+      get_int32_by_spelling(props, key("fetch.message.max.bytes"), "fetch.message.max.bytes",
+                            {1, 1000000000}, {0, kMaxInt32}, c.max_partition_fetch_bytes, "bytes");
 
   // Each spelling with its own client's range: socket.timeout.ms is
   // librdkafka's (10 .. 300000), request.timeout.ms Java's (positive).
   const std::string request_timeout_key = key("request.timeout.ms");
   c.request_timeout_ms =
-      request_timeout_key == "socket.timeout.ms"
-          ? get_int32(props, request_timeout_key, c.request_timeout_ms, 10, 300000,
-                      "milliseconds")
-          : get_int32(props, request_timeout_key, c.request_timeout_ms, 1, kMaxInt32,
-                      "milliseconds");
+      get_int32_by_spelling(props, request_timeout_key, "socket.timeout.ms", {10, 300000},
+                            {1, kMaxInt32}, c.request_timeout_ms, "milliseconds");
   // retry.backoff.ms 1 .. 300000, fetch.error.backoff.ms 0 .. 300000.
   const std::string backoff_key = key("retry.backoff.ms");
   c.retry_backoff_ms = get_int32(props, backoff_key, c.retry_backoff_ms,

@@ -361,10 +361,14 @@ int64_t Producer::wire_bytes(const Pending& r) {
 
 int64_t Producer::key_value_bytes(const Pending& r) { return std::max(r.key_bytes, 0) + r.value_bytes; }
 
+int32_t Producer::size_in_batch(const Pending& r, size_t index, const Pending& first) {
+  // DefaultRecord: its place and CreateTime relative to the batch's first.
+  return kafka::record_bytes(static_cast<int32_t>(index), r.enqueued_ms - first.enqueued_ms,
+                             r.key_bytes, r.value_bytes);
+}
+
 void Producer::add_record(Batch& b, Pending r) {
-  const int64_t delta_ms = b.records.empty() ? 0 : r.enqueued_ms - b.records.front().enqueued_ms;
-  b.bytes += kafka::record_bytes(static_cast<int32_t>(b.records.size()), delta_ms, r.key_bytes,
-                                 r.value_bytes);
+  b.bytes += size_in_batch(r, b.records.size(), b.records.empty() ? r : b.records.front());
   b.key_value_bytes += key_value_bytes(r);
   b.records.push_back(std::move(r));
 }
@@ -497,18 +501,14 @@ void Producer::send_batch(const std::shared_ptr<Batch>& batch, BrokerId leader) 
   pb.producer_epoch = config_.enable_idempotence ? producer_epoch_ : -1;
   pb.base_sequence = config_.enable_idempotence ? batch->base_sequence : -1;
   pb.records.reserve(batch->records.size());
-  // Each record's size as the batch carries it (DefaultRecord: its place and
-  // CreateTime relative to the batch's first), the batch header counted
+  // Each record's size as the batch carries it, the batch header counted
   // with the first: a batch stays whole in every log, so its records' sizes
   // add up to the batch's.
-  const int64_t base_timestamp = batch->records.front().enqueued_ms;
   for (size_t i = 0; i < batch->records.size(); ++i) {
     const Pending& r = batch->records[i];
     kafka::Record rec;
     rec.value = r.value;
-    rec.size = kafka::record_bytes(static_cast<int32_t>(i), r.enqueued_ms - base_timestamp,
-                                   r.key_bytes, r.value_bytes) +
-               (i == 0 ? kafka::kRecordBatchOverhead : 0);
+    rec.size = size_in_batch(r, i, batch->records.front()) + (i == 0 ? kafka::kRecordBatchOverhead : 0);
     pb.records.push_back(rec);
   }
   const bool answered = config_.acks != 0;

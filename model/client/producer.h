@@ -152,6 +152,8 @@ class Producer {
   // record-format overhead can be, plus key and value (rd_kafka_msg_wire_size).
   static int64_t wire_bytes(const Pending& r);
   static int64_t key_value_bytes(const Pending& r);
+  // Record `r`'s bytes at `index` of a batch whose first record is `first`.
+  static int32_t size_in_batch(const Pending& r, size_t index, const Pending& first);
   // Appends `r` to `b`, counting its bytes as written there.
   static void add_record(Batch& b, Pending r);
   // Counts `b`'s bytes again after records left it.

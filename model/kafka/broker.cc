@@ -1511,11 +1511,11 @@ void Broker::handle_produce(ProduceRequest& r, Reply reply) {
       pr.error = known ? ErrorCode::not_leader_for_partition : ErrorCode::unknown_topic_or_partition;
     } else if (r.acks == -1 && p->under_min_isr()) {
       pr.error = ErrorCode::not_enough_replicas;
-    } else if (batch_bytes(b.records) > p->log().config().max_message_bytes) {
+    } else if (const int64_t bytes = batch_bytes(b.records); bytes > p->log().config().max_message_bytes) {
       // Log.analyzeAndValidateRecords, before the producer state is looked
       // at: a batch over the topic's max.message.bytes is refused whole.
       pr.error = ErrorCode::message_too_large;
-    } else if (batch_bytes(b.records) > p->log().config().segment_bytes) {
+    } else if (bytes > p->log().config().segment_bytes) {
       // Log.append: records that would not fit one segment
       // (RecordBatchTooLargeException).
       pr.error = ErrorCode::record_list_too_large;

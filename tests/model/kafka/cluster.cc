@@ -177,14 +177,12 @@ void Cluster::send(BrokerId to, Request request, NetworkClient::Completion done,
                    bool expect_response, int connection) {
   const BrokerConfig& c = configs_.at(to);
   const std::string host = world_.network().address(broker_host(to));
-  // The client keeps a connection per node id: another id, another connection.
-  const int32_t node = to + 1000 * connection;
-  client()->client().send(node, NodeAddress{host, c.listeners.front().port}, std::move(request),
-                          std::move(done), expect_response);
+  client()->client().send(client_node(to, connection), NodeAddress{host, c.listeners.front().port},
+                          std::move(request), std::move(done), expect_response);
 }
 
 bool Cluster::client_connected(BrokerId to, int connection) {
-  return client()->client().connected(to + 1000 * connection);
+  return client()->client().connected(client_node(to, connection));
 }
 
 ErrorCode Cluster::create_topic(const std::string& name, int32_t partitions, int16_t rf,

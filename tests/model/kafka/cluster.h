@@ -149,6 +149,8 @@ class Cluster {
 
  private:
   ClientProcess* client();
+  // The client keeps a connection per node id: another id, another connection.
+  static int32_t client_node(BrokerId to, int connection) { return to + 1000 * connection; }
 
   ClusterOptions options_;
   sim::World world_;
