@@ -781,6 +781,76 @@ GroupResult check_groups(const History& h, size_t max_items) {
   return group_stats(h, pair_index(h), max_items);
 }
 
+// --- skips -------------------------------------------------------------------
+
+SkipsResult check_skips(const History& h, const FinalState& fs, const std::set<std::string>& groups,
+                        size_t max_items) {
+  SkipsResult result;
+  if (groups.empty()) return result;
+  const std::vector<Op>& ops = h.ops();
+  // Each member's group, from its rebalance ops (a steady consumer stays in
+  // one group for its life).
+  std::map<uint32_t, std::string> group_of;
+  for (const Op& op : ops) {
+    if (op.f != OpFunction::rebalance) continue;
+    std::string g = parse_rebalance(h.string(op.detail)).group;
+    if (groups.contains(g)) group_of.try_emplace(op.process, std::move(g));
+  }
+  if (group_of.empty()) return result;
+  // (group, topic id, partition) -> the offsets the group's members read,
+  // each with the op index of its first read; and the group's commits.
+  using Key = std::tuple<std::string, uint32_t, int32_t>;
+  struct Commit {
+    uint32_t op;
+    int64_t offset;
+  };
+  std::map<Key, std::vector<std::pair<int64_t, uint32_t>>> reads;
+  std::map<Key, std::vector<Commit>> commits;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    const bool read = is_record(op);
+    const bool commit = is_ok(op, OpFunction::commit) && op.partition >= 0 && op.offset >= 0;
+    if (!read && !commit) continue;
+    auto g = group_of.find(op.process);
+    if (g == group_of.end()) continue;
+    const Key key{g->second, op.topic, op.partition};
+    if (read) reads[key].emplace_back(op.offset, static_cast<uint32_t>(i));
+    else commits[key].push_back(Commit{static_cast<uint32_t>(i), op.offset});
+  }
+  for (auto& [key, list] : reads) std::sort(list.begin(), list.end());  // first read of each offset first
+  for (const auto& [key, list] : commits) {
+    const auto& [group, topic, partition] = key;
+    if (list.size() < 2) continue;
+    const FinalState::Replica* ref = fs.reference(kafka::TopicPartition{h.string(topic), partition});
+    if (ref == nullptr) {
+      result.unverifiable += list.size() - 1;
+      continue;
+    }
+    static const std::vector<std::pair<int64_t, uint32_t>> kNone;
+    auto r = reads.find(key);
+    const auto& seen = r == reads.end() ? kNone : r->second;
+    for (size_t k = 1; k < list.size(); ++k) {
+      const int64_t from = list[k - 1].offset;
+      const int64_t to = list[k].offset;
+      ++result.commits_checked;
+      if (to <= from) continue;
+      auto rec = std::lower_bound(ref->records.begin(), ref->records.end(), from,
+                                  [](const std::pair<int64_t, uint64_t>& x, int64_t o) { return x.first < o; });
+      for (; rec != ref->records.end() && rec->first < to; ++rec) {
+        auto first = std::lower_bound(seen.begin(), seen.end(), std::pair<int64_t, uint32_t>{rec->first, 0});
+        if (first != seen.end() && first->first == rec->first && first->second < list[k].op) continue;
+        ++result.skipped;
+        const Op& c = ops[list[k].op];
+        keep(result.items,
+             SkipsResult::Item{group, h.string(topic), partition, rec->first, rec->second, name_of(h, c.process),
+                               from, to, c.time_us},
+             max_items);
+      }
+    }
+  }
+  return result;
+}
+
 // --- the verdict -------------------------------------------------------------
 
 Verdict check_all(const History& h, const FinalState& fs, const CheckOptions& options) {
@@ -796,6 +866,7 @@ Verdict check_all(const History& h, const FinalState& fs, const CheckOptions& op
   const std::vector<int64_t> partner = pair_index(h);
   v.latency = measure_latency(h, partner);
   v.groups = group_stats(h, partner, options.max_items);
+  v.skips = check_skips(h, fs, options.skip_checked_groups, options.max_items);
   return v;
 }
 
@@ -909,16 +980,28 @@ json Verdict::to_json() const {
     }
     j["groups"] = gs;
   }
+  {
+    json items = json::array();
+    for (const auto& i : skips.items) {
+      items.push_back({{"group", i.group},       {"topic", i.topic}, {"partition", i.partition},
+                       {"offset", i.offset},     {"value", i.value}, {"consumer", i.consumer},
+                       {"from", i.from},         {"to", i.to},       {"commit_time_us", i.commit_time_us}});
+    }
+    j["skips"] = {{"commits_checked", skips.commits_checked},
+                  {"skipped", skips.skipped},
+                  {"unverifiable", skips.unverifiable},
+                  {"items", items}};
+  }
   return j;
 }
 
 std::string Verdict::summary() const {
   const int64_t stall = availability.longest ? availability.longest->duration_us : 0;
-  return fmt::format("lost={} duplicates={} order={} dirty={} divergent={} max_stall={} p50={} "
+  return fmt::format("lost={} duplicates={} order={} dirty={} divergent={} skipped={} max_stall={} p50={} "
                      "p99={}",
                      lost.lost, duplicates.duplicated,
                      order.checked ? fmt::format("{}", order.violations) : std::string("-"),
-                     dirty_reads.dirty, divergence.divergent_pairs,
+                     dirty_reads.dirty, divergence.divergent_pairs, skips.skipped,
                      sim::format_duration(sim::Duration::micros(stall)),
                      sim::format_duration(sim::Duration::micros(latency.p50_us)),
                      sim::format_duration(sim::Duration::micros(latency.p99_us)));

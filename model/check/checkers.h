@@ -51,8 +51,9 @@
 //             availability).
 //     fail / info  error, one op.
 //   commit    invoke/ok/fail/info, topic, partition, offset = the committed
-//             offset (the next to read). Checked by none of the checkers yet
-//             but counted by availability.
+//             offset (the next to read). Judged by check_skips (a group's
+//             commits against what its members read) and counted by
+//             availability.
 //   rebalance consumer C in group G (detail tokens are space-separated):
 //     invoke  detail "group=G": C starts (re)joining (JoinGroup sent).
 //     ok      detail "group=G generation=N assigned=t-0,t-1": the
@@ -80,6 +81,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -300,6 +302,43 @@ struct GroupResult {
 };
 GroupResult check_groups(const History& h, size_t max_items = kMaxItems);
 
+// --- skips -------------------------------------------------------------------------
+// A consumer group delivers every record at least once: a member commits the
+// position after the records poll returned (librdkafka's auto commit stores
+// an offset when its record reaches the application), and the next owner of
+// the partition starts from the commit. So between two successful commits
+// of a group on one partition, from offset A to a higher offset B, every
+// record of the final log in [A, B) was read by some member of the group
+// before B was committed. A record that none had read is skipped: the group
+// will never deliver it. Commits that go back (a stale member's late commit
+// accepted in its generation) are not skips; the next commit is judged from
+// the lower offset.
+//
+// A member's group is the group of its rebalance ops. Only `groups` are
+// judged: a member that resets to the latest offset when its commit is out of
+// range (auto.offset.reset=latest) skips records as Kafka documents, so the
+// caller names the groups whose members reset to the earliest. A partition
+// with no live replica cannot be judged (unverifiable, per commit).
+struct SkipsResult {
+  struct Item {
+    std::string group;
+    std::string topic;
+    int32_t partition = -1;
+    int64_t offset = -1;  // the record skipped
+    uint64_t value = 0;
+    std::string consumer;  // who committed past it
+    int64_t from = -1;     // the group's commit before ...
+    int64_t to = -1;       // ... and the commit that passed it
+    int64_t commit_time_us = 0;
+  };
+  uint64_t commits_checked = 0;  // commits judged against an earlier one
+  uint64_t skipped = 0;          // records
+  uint64_t unverifiable = 0;     // commits on a partition with no live replica
+  std::vector<Item> items;       // by group, topic, partition, then offset
+};
+SkipsResult check_skips(const History& h, const FinalState& fs, const std::set<std::string>& groups,
+                        size_t max_items = kMaxItems);
+
 // --- all together ----------------------------------------------------------------
 struct CheckOptions {
   OrderPromised order_promised = OrderPromised::no;
@@ -307,6 +346,8 @@ struct CheckOptions {
   int64_t end_time_us = 0;
   int64_t stall_threshold_us = 1'000'000;
   size_t max_items = kMaxItems;
+  // The groups check_skips judges (see there).
+  std::set<std::string> skip_checked_groups;
 };
 
 struct Verdict {
@@ -318,11 +359,12 @@ struct Verdict {
   AvailabilityResult availability;
   LatencyResult latency;
   GroupResult groups;
+  SkipsResult skips;
 
   // Machine output: one object, keys sorted, every count and item list.
   nlohmann::json to_json() const;
   // One line for a human: "lost=0 duplicates=0 order=0 dirty=0 divergent=0
-  // max_stall=12.5s p50=3ms p99=1s".
+  // skipped=0 max_stall=12.5s p50=3ms p99=1s".
   std::string summary() const;
 };
 Verdict check_all(const History& h, const FinalState& fs, const CheckOptions& options);

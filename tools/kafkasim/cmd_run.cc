@@ -65,9 +65,9 @@ void print_text(const std::string& file, const scenario::Scenario& s, const scen
   const nlohmann::json& v = r.verdict;
   if (v.is_object()) {
     out += "\nverdict\n";
-    out += fmt::format("  lost {}  duplicates {}  order violations {}  dirty reads {}  divergent {}\n",
+    out += fmt::format("  lost {}  duplicates {}  order violations {}  dirty reads {}  divergent {}  skipped {}\n",
                        show(v, "lost"), show(v, "duplicates"), show(v, "order_violations"), show(v, "dirty_reads"),
-                       show(v, "divergent"));
+                       show(v, "divergent"), show(v, "skipped"));
     out += fmt::format("  sent {}  acknowledged {}  consumed {}\n", show(v, "sent"), show(v, "acknowledged"),
                        show(v, "consumed"));
     out += fmt::format("  max stall {}s  producer gave up {}  controller epoch changes {}\n", show(v, "max_stall_s"),

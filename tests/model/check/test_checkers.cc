@@ -642,6 +642,99 @@ TEST(CheckGroups, MembersThatLeaveOrExitAreNoLongerCounted) {
   EXPECT_TRUE(r.groups[1].assignment.empty());
 }
 
+// --- skips ----------------------------------------------------------------------
+
+// Members c1 and c2 of group g; c1 reads offsets 0-2 of t-0 and commits 3,
+// then c2 takes the partition over.
+Builder group_history() {
+  Builder b;
+  b.op(0, "c1", OpType::ok, OpFunction::rebalance).detail("group=g generation=1 assigned=t-0")
+      .op(0, "c2", OpType::ok, OpFunction::rebalance).detail("group=g generation=1 assigned=")
+      .op(1, "c1", OpType::ok, OpFunction::commit).topic("t").at(0, 0)
+      .record(2, "c1", 0, 0, 10)
+      .record(2, "c1", 0, 1, 11)
+      .record(2, "c1", 0, 2, 12)
+      .op(3, "c1", OpType::ok, OpFunction::commit).topic("t").at(0, 3)
+      .op(4, "c2", OpType::ok, OpFunction::rebalance).detail("group=g generation=2 assigned=t-0");
+  return b;
+}
+
+TEST(CheckSkips, CommitsPastRecordsTheGroupReadAreFine) {
+  Builder b = group_history();
+  b.record(5, "c2", 0, 3, 13).record(5, "c2", 0, 4, 14)
+      .op(6, "c2", OpType::ok, OpFunction::commit).topic("t").at(0, 5);
+  const SkipsResult r = check_skips(b.history(), leader_holds(0, {10, 11, 12, 13, 14}), {"g"});
+  EXPECT_EQ(r.commits_checked, 2u);
+  EXPECT_EQ(r.skipped, 0u);
+  EXPECT_TRUE(r.items.empty());
+}
+
+TEST(CheckSkips, ACommitPastARecordNoMemberReadIsASkip) {
+  Builder b = group_history();
+  // c2 starts at 4: offset 3 was never delivered, yet committed past.
+  b.record(5, "c2", 0, 4, 14).op(6, "c2", OpType::ok, OpFunction::commit).topic("t").at(0, 5);
+  const SkipsResult r = check_skips(b.history(), leader_holds(0, {10, 11, 12, 13, 14}), {"g"});
+  EXPECT_EQ(r.skipped, 1u);
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].group, "g");
+  EXPECT_EQ(r.items[0].topic, "t");
+  EXPECT_EQ(r.items[0].partition, 0);
+  EXPECT_EQ(r.items[0].offset, 3);
+  EXPECT_EQ(r.items[0].value, 13u);
+  EXPECT_EQ(r.items[0].consumer, "c2");
+  EXPECT_EQ(r.items[0].from, 3);
+  EXPECT_EQ(r.items[0].to, 5);
+  EXPECT_EQ(r.items[0].commit_time_us, 6);
+}
+
+TEST(CheckSkips, OnlyReadsBeforeTheCommitCount) {
+  Builder b = group_history();
+  b.record(5, "c2", 0, 4, 14).op(6, "c2", OpType::ok, OpFunction::commit).topic("t").at(0, 5)
+      .record(7, "c2", 0, 3, 13);  // read after the commit passed it
+  EXPECT_EQ(check_skips(b.history(), leader_holds(0, {10, 11, 12, 13, 14}), {"g"}).skipped, 1u);
+}
+
+TEST(CheckSkips, ReadsOfOtherGroupsAndFailedCommitsDoNotCount) {
+  Builder b = group_history();
+  b.op(4, "x", OpType::ok, OpFunction::rebalance).detail("group=h generation=1 assigned=t-0")
+      .record(5, "x", 0, 3, 13)  // group h read it, not g
+      .record(5, "c2", 0, 4, 14)
+      .op(6, "c2", OpType::fail, OpFunction::commit).topic("t").at(0, 9).error("ILLEGAL_GENERATION")
+      .op(6, "c2", OpType::info, OpFunction::commit).topic("t").at(0, 9).error("REQUEST_TIMED_OUT")
+      .op(7, "c2", OpType::ok, OpFunction::commit).topic("t").at(0, 5);
+  const SkipsResult r = check_skips(b.history(), leader_holds(0, {10, 11, 12, 13, 14}), {"g", "h"});
+  EXPECT_EQ(r.commits_checked, 2u);
+  EXPECT_EQ(r.skipped, 1u);
+}
+
+TEST(CheckSkips, ACommitThatGoesBackIsJudgedFromTheLowerOffset) {
+  Builder b = group_history();
+  // A late commit of 1, then 5: [1, 5) is judged; c1 read 1 and 2, c2 reads 4.
+  b.op(4, "c1", OpType::ok, OpFunction::commit).topic("t").at(0, 1)
+      .record(5, "c2", 0, 4, 14)
+      .op(6, "c2", OpType::ok, OpFunction::commit).topic("t").at(0, 5);
+  const SkipsResult r = check_skips(b.history(), leader_holds(0, {10, 11, 12, 13, 14}), {"g"});
+  EXPECT_EQ(r.commits_checked, 3u);
+  EXPECT_EQ(r.skipped, 1u);
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].offset, 3);
+  EXPECT_EQ(r.items[0].from, 1);
+}
+
+TEST(CheckSkips, GroupsNotNamedAndPartitionsWithoutAReplicaAreNotJudged) {
+  Builder b = group_history();
+  b.record(5, "c2", 0, 4, 14).op(6, "c2", OpType::ok, OpFunction::commit).topic("t").at(0, 5);
+  EXPECT_EQ(check_skips(b.history(), leader_holds(0, {10, 11, 12, 13, 14}), {}).skipped, 0u);
+  EXPECT_EQ(check_skips(b.history(), leader_holds(0, {10, 11, 12, 13, 14}), {"h"}).commits_checked, 0u);
+  const SkipsResult none = check_skips(b.history(), FinalState{}, {"g"});
+  EXPECT_EQ(none.skipped, 0u);
+  EXPECT_EQ(none.unverifiable, 2u);
+  // Offsets the final log no longer holds (deleted, truncated) are not skips.
+  FinalState fs;
+  fs.partitions[{"t", 0}].push_back(replica(1, true, 5, {14}, 4));
+  EXPECT_EQ(check_skips(b.history(), fs, {"g"}).skipped, 0u);
+}
+
 // --- the verdict ---------------------------------------------------------------
 
 TEST(CheckVerdict, AggregatesEveryCheckerAndWritesJson) {
@@ -659,7 +752,7 @@ TEST(CheckVerdict, AggregatesEveryCheckerAndWritesJson) {
   EXPECT_TRUE(v.order.checked);
   EXPECT_EQ(v.latency.count, 2u);
   EXPECT_EQ(v.summary(),
-            "lost=1 duplicates=0 order=0 dirty=0 divergent=0 max_stall=2s p50=2ms p99=1997ms");
+            "lost=1 duplicates=0 order=0 dirty=0 divergent=0 skipped=0 max_stall=2s p50=2ms p99=1997ms");
   const nlohmann::json j = v.to_json();
   EXPECT_EQ(j["lost"]["items"][0]["value"], 11);
   EXPECT_EQ(j["lost"]["items"][0]["producer"], "p");
@@ -671,7 +764,7 @@ TEST(CheckVerdict, AggregatesEveryCheckerAndWritesJson) {
   std::vector<std::string> keys;
   for (const auto& [k, _] : j.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"availability", "dirty_reads", "divergence",
-                                            "duplicates", "groups", "latency", "lost", "order"}));
+                                            "duplicates", "groups", "latency", "lost", "order", "skips"}));
 }
 
 // --- the property: agreement with a brute-force reference -----------------------------

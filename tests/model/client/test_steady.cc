@@ -183,12 +183,15 @@ TEST(Steady, ProducersHitTheirRateAndEveryAckedValueIsConsumedOncePerGroup) {
   const check::Verdict v = check::check_all(
       h, run.final_state(), {.order_promised = check::OrderPromised::no, .faults = {},
                              .end_time_us = run.world().now().us(), .stall_threshold_us = 1'000'000,
-                             .max_items = check::kMaxItems});
+                             .max_items = check::kMaxItems,
+                             .skip_checked_groups = {run.options.groups.begin(), run.options.groups.end()}});
   EXPECT_EQ(v.lost.lost, 0u) << v.summary();
   EXPECT_EQ(v.lost.acknowledged, acked.size()) << v.summary();
   EXPECT_EQ(v.duplicates.duplicated, 0u) << v.summary();
   EXPECT_EQ(v.dirty_reads.dirty, 0u) << v.summary();
   EXPECT_EQ(v.divergence.divergent_pairs, 0u) << v.summary();
+  EXPECT_EQ(v.skips.skipped, 0u) << v.summary();
+  EXPECT_GT(v.skips.commits_checked, 0u) << v.to_json()["skips"].dump();
   // Both groups formed: one rebalance outcome per group at least, two members each.
   ASSERT_EQ(v.groups.groups.size(), 2u) << v.to_json().dump();
   for (const check::GroupResult::Group& g : v.groups.groups) {
@@ -249,7 +252,8 @@ TEST(Steady, ARestartedProducerNeverReusesAValue) {
   const check::Verdict v = check::check_all(
       h, run.final_state(), {.order_promised = check::OrderPromised::no, .faults = {},
                              .end_time_us = run.world().now().us(), .stall_threshold_us = 1'000'000,
-                             .max_items = check::kMaxItems});
+                             .max_items = check::kMaxItems,
+                             .skip_checked_groups = {run.options.groups.begin(), run.options.groups.end()}});
   EXPECT_EQ(v.lost.lost, 0u) << v.summary();
   EXPECT_GT(v.lost.acknowledged, 10000u) << v.summary();
   EXPECT_EQ(v.duplicates.duplicated, 0u) << v.summary();
@@ -291,8 +295,12 @@ TEST(Steady, ATerminatedGroupMemberRecordsItsExitAndItsPartitionsMove) {
   const check::Verdict v = check::check_all(
       h, run.final_state(), {.order_promised = check::OrderPromised::no, .faults = {},
                              .end_time_us = run.world().now().us(), .stall_threshold_us = 1'000'000,
-                             .max_items = check::kMaxItems});
+                             .max_items = check::kMaxItems,
+                             .skip_checked_groups = {run.options.groups.begin(), run.options.groups.end()}});
   EXPECT_EQ(v.lost.lost, 0u) << v.summary();
+  // The member that stayed took the leaver's partitions from its commits.
+  EXPECT_EQ(v.skips.skipped, 0u) << v.to_json()["skips"].dump();
+  EXPECT_GT(v.skips.commits_checked, 0u);
   expect_paired(h);
 }
 
