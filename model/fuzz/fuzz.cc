@@ -20,6 +20,7 @@ namespace {
 
 constexpr const char* kTopic = "t";
 constexpr const char* kClientHost = "client";
+constexpr const char* kGroup = "g";
 constexpr int64_t kBootDelayMs = 1'000;
 // How long the clients are watched once the liveness bound has passed.
 constexpr int64_t kAfterBoundMs = 20'000;
@@ -140,6 +141,7 @@ void validate(const Space& s) {
   range("brokers", s.min_brokers, s.max_brokers, 1, 6);
   range("replication factor", s.min_replication_factor, s.max_replication_factor, 1, 6);
   range("partitions", 1, s.max_partitions, 1, 16);
+  range("group members", s.min_group_members, s.max_group_members, 0, 6);
   range("faults", 0, s.max_faults, 0, 20);
   range("fault duration (ms)", s.min_duration_ms, s.max_duration_ms, 1, s.window_ms);
   if (s.kinds.empty() && s.max_faults > 0) throw std::invalid_argument("no fault kind to draw from");
@@ -162,6 +164,14 @@ struct Topology {
 };
 
 int32_t clamp_rf(const Case& c) { return std::clamp(c.replication_factor, 1, std::max(1, c.brokers)); }
+
+// The consumers of a case: "consumer", or the group's members.
+std::vector<std::string> consumer_names(const Case& c) {
+  if (c.group_members <= 0) return {"consumer"};
+  std::vector<std::string> out;
+  for (int32_t i = 1; i <= c.group_members; ++i) out.push_back(fmt::format("member{}", i));
+  return out;
+}
 
 nlohmann::json topology_json(const Case& c, Topology& t) {
   nlohmann::json hosts = nlohmann::json::array();
@@ -197,7 +207,9 @@ nlohmann::json topology_json(const Case& c, Topology& t) {
     if (za != zb) return za;
     return a.size() != b.size() ? a.size() < b.size() : a < b;
   });
-  hosts.push_back({{"name", kClientHost}, {"address", "10.0.9.1"}, {"clients", {"producer", "consumer"}}});
+  std::vector<std::string> clients = consumer_names(c);
+  clients.insert(clients.begin(), "producer");
+  hosts.push_back({{"name", kClientHost}, {"address", "10.0.9.1"}, {"clients", clients}});
   t.address[kClientHost] = "10.0.9.1";
   return hosts;
 }
@@ -365,12 +377,29 @@ int32_t schedule(const Case& c, const Space& sp, const Topology& t, std::vector<
   return kept;
 }
 
-std::string expectation_of(Property p) {
+std::string expectation_of(Property p, const Case& c) {
   switch (p) {
-    case Property::durability: return "lost == 0 && duplicates == 0 && divergent == 0";
-    case Property::liveness:
-      return "phases.after_bound.acknowledged > 0 && phases.after_bound.consumed > 0 && "
-             "phases.after_bound.max_stall_s < 5";
+    // Dirty reads count with a group: its members read during the faults,
+    // so an acknowledged value that vanished after a member read it is a
+    // dirty read rather than lost.
+    case Property::durability:
+      return c.group_members > 0 ? "lost == 0 && duplicates == 0 && divergent == 0 && dirty_reads == 0 && skipped == 0"
+                                 : "lost == 0 && duplicates == 0 && divergent == 0";
+    case Property::liveness: {
+      const std::string flowing = "phases.after_bound.acknowledged > 0 && phases.after_bound.consumed > 0";
+      if (c.group_members <= 0) return flowing + " && phases.after_bound.max_stall_s < 5";
+      // Every member is in the group at the end, and each one with a
+      // partition gets records without a stall (members beyond the
+      // partition count are idle, as the assignor leaves them).
+      std::string e = flowing + " && phases.after_bound.clients.producer.longest_stall_s < 5";
+      e += fmt::format(" && final.groups.{}.members == {}", kGroup, c.group_members);
+      for (const std::string& m : consumer_names(c)) {
+        e += fmt::format(" && (phases.after_bound.clients.{0}.longest_stall_s < 5 || "
+                         "len(checks.groups[0].assignment.{0}) == 0)",
+                         m);
+      }
+      return e;
+    }
     case Property::safety:
     case Property::determinism: return "";
   }
@@ -408,14 +437,19 @@ Built build(const Case& c, const Space& sp, uint64_t seed) {
   doc["workload"] = {{"type", "steady"},
                      {"topic", kTopic},
                      {"producers", {"producer"}},
-                     {"consumers", {"consumer"}},
-                     {"groups", nlohmann::json::array()},
-                     {"rate_per_s", sp.rate_per_s},
-                     // The consumer reads everything once the faults are
-                     // over: an acknowledged value that vanished in them is
-                     // then lost (no consumer saw it, the final log lacks
-                     // it), not a dirty read of a value seen before.
-                     {"consumers_start_s", (sp.window_start_ms + sp.window_ms) / 1000.0}};
+                     {"consumers", consumer_names(c)},
+                     {"rate_per_s", sp.rate_per_s}};
+  if (c.group_members > 0) {
+    // The members run through the faults: rebalances, coordinator moves
+    // and commits are what they exercise (check_skips judges the commits).
+    doc["workload"]["groups"] = {kGroup};
+  } else {
+    doc["workload"]["groups"] = nlohmann::json::array();
+    // The consumer reads everything once the faults are over: an
+    // acknowledged value that vanished in them is then lost (no consumer saw
+    // it, the final log lacks it), not a dirty read of a value seen before.
+    doc["workload"]["consumers_start_s"] = (sp.window_start_ms + sp.window_ms) / 1000.0;
+  }
   doc["clients"] = {{"consumer", {{"auto.offset.reset", "earliest"}}}};
   // Processes run under a service manager that restarts what crashes
   // (systemd's Restart=always): a kill is a crash and a restart 10 s later,
@@ -445,7 +479,7 @@ Built build(const Case& c, const Space& sp, uint64_t seed) {
   full["phases"] = {{{"name", "faults"}, {"from_s", sp.window_start_ms / 1000.0}, {"to_s", at_json(b.heal_us)}},
                     {{"name", "after_bound"}, {"from_s", at_json(after_from)}, {"to_s", full["duration_s"]}}};
   full["seed"] = seed;
-  b.expectation = expectation_of(sp.property);
+  b.expectation = expectation_of(sp.property, c);
   full["expect"] = nlohmann::json::array();
   if (!b.expectation.empty()) full["expect"].push_back(b.expectation);
   b.scenario = scenario::parse_scenario("fuzz.json", full.dump());
@@ -491,6 +525,15 @@ Judgement judge(const Built& b, const Space& sp) {
 
 // --- generation ---------------------------------------------------------------------
 
+Case smallest_case(const Space& sp) {
+  Case c;
+  c.zookeepers = sp.min_zookeepers;
+  c.brokers = sp.min_brokers;
+  c.replication_factor = sp.min_replication_factor;
+  c.group_members = sp.min_group_members;
+  return c;
+}
+
 rc::Gen<Case> gen_case(const Space& sp) {
   const int32_t max_target = 6;
   // Start times in steps of 100 ms; they shrink toward the window's start,
@@ -506,7 +549,7 @@ rc::Gen<Case> gen_case(const Space& sp) {
   const size_t dims = sp.dimensions.size();
   return rc::gen::apply(
       [](int32_t zookeepers, bool colocated, int32_t brokers, int32_t partitions, int32_t rf,
-         std::vector<int32_t> config, std::vector<FaultStep> faults) {
+         std::vector<int32_t> config, std::vector<FaultStep> faults, int32_t group_members) {
         Case c;
         c.zookeepers = zookeepers;
         c.colocated = colocated;
@@ -515,6 +558,7 @@ rc::Gen<Case> gen_case(const Space& sp) {
         c.replication_factor = rf;
         c.config = std::move(config);
         c.faults = std::move(faults);
+        c.group_members = group_members;
         return c;
       },
       rc::gen::inRange(sp.min_zookeepers, sp.max_zookeepers + 1),
@@ -528,12 +572,24 @@ rc::Gen<Case> gen_case(const Space& sp) {
       // At most max_faults steps (rapidcheck's size bounds a container's
       // length); each step drawn at full size, so that its times and targets
       // spread over their whole ranges however small the case.
-      rc::gen::resize(sp.max_faults, rc::gen::container<std::vector<FaultStep>>(rc::gen::resize(100, step))));
+      rc::gen::resize(sp.max_faults, rc::gen::container<std::vector<FaultStep>>(rc::gen::resize(100, step))),
+      // Drawn last, so that the cases of a seed are otherwise as they were
+      // before groups were drawn, and at full size (as the steps), so that
+      // small cases have groups too. When the space allows none, half the
+      // cases have no group and the others 1..max members; it shrinks
+      // toward the fewest.
+      rc::gen::resize(100, sp.min_group_members > 0 || sp.max_group_members <= 0
+                               ? rc::gen::inRange(sp.min_group_members, sp.max_group_members + 1)
+                               : rc::gen::map(rc::gen::inRange(0, 2 * sp.max_group_members),
+                                              [hi = sp.max_group_members](int32_t x) {
+                                                return x < hi ? 0 : 1 + (x - hi);
+                                              })));
 }
 
 std::string describe(const Case& c, const Space& sp) {
   std::string out = fmt::format("{} ZooKeeper, {} brokers{}, {} partitions, RF {}", c.zookeepers, c.brokers,
                                 c.colocated ? " (co-located)" : "", c.partitions, clamp_rf(c));
+  if (c.group_members > 0) out += fmt::format(", a group of {} consumers", c.group_members);
   for (size_t i = 0; i < sp.dimensions.size() && i < c.config.size(); ++i) {
     const Dimension& d = sp.dimensions[i];
     const size_t k = static_cast<size_t>(std::max(0, c.config[i])) % d.values.size();
@@ -585,7 +641,7 @@ class Listener : public rc::detail::TestListener {
 FuzzResult fuzz(const Space& sp, const FuzzOptions& options, const std::function<void(const Progress&)>& progress) {
   validate(sp);
   // A pinned key or value the parsers reject fails here, before any search.
-  (void)build(Case{sp.min_zookeepers, true, sp.min_brokers, 1, sp.min_replication_factor, {}, {}}, sp);
+  (void)build(smallest_case(sp), sp);
   FuzzResult result;
   Listener listener(result, progress);
   std::optional<Case> last_failure;

@@ -86,6 +86,10 @@ struct Case {
   int32_t replication_factor = 1;  // clamped to the broker count
   std::vector<int32_t> config;     // per Space::dimensions: an index into its values (0: the default)
   std::vector<FaultStep> faults;
+  // 0: one consumer without a group that reads everything once the faults
+  // are over. n > 0: n members of one consumer group that run throughout
+  // instead, committing as they go.
+  int32_t group_members = 0;
 };
 
 // A configuration key the generator may move away from its default; values[0]
@@ -104,6 +108,7 @@ struct Space {
   int32_t min_zookeepers = 1, max_zookeepers = 5;
   int32_t min_brokers = 1, max_brokers = 6;
   int32_t max_partitions = 3;
+  int32_t min_group_members = 0, max_group_members = 3;  // Case::group_members
   int32_t min_replication_factor = 1, max_replication_factor = 3;
   bool colocation_varies = true;  // else every case is co-located
   std::vector<FaultKind> kinds = all_fault_kinds();
@@ -156,6 +161,9 @@ Judgement judge(const Built& b, const Space& space);
 
 // The generator of cases in `space`.
 rc::Gen<Case> gen_case(const Space& space);
+// The case of the space's smallest shape, without faults (what a pinned
+// configuration is checked on before a search).
+Case smallest_case(const Space& space);
 
 // One line per fault step ("kill target=1 at=12.5s for 3s"), for rapidcheck's
 // counterexample and progress messages.

@@ -687,6 +687,9 @@ TEST_F(Cli, FuzzBadOptionsAndABadSetAreExitTwo) {
   Output range = kafkasim({"fuzz", "--brokers", "4..2"});
   EXPECT_EQ(range.code, 2);
   EXPECT_NE(range.err.find("--brokers: 4..2 is not a range"), std::string::npos) << range.err;
+  Output members = kafkasim({"fuzz", "--group-members", "0..7"});
+  EXPECT_EQ(members.code, 2);
+  EXPECT_NE(members.err.find("--group-members"), std::string::npos) << members.err;
   Output set = kafkasim({"fuzz", "--property", "durability", "--set", "zookeeper.session.tmeout.ms=6000"});
   EXPECT_EQ(set.code, 2);
   EXPECT_NE(set.err.find("--set: at zookeeper.session.tmeout.ms: "), std::string::npos) << set.err;

@@ -78,6 +78,7 @@ int cmd_fuzz(const std::vector<std::string>& args) {
           {.name = "brokers", .takes_value = true},
           {.name = "zookeepers", .takes_value = true},
           {.name = "max-faults", .takes_value = true},
+          {.name = "group-members", .takes_value = true},
           {.name = "version", .takes_value = true},
           {.name = "reproduce", .takes_value = true},
           {.name = "quiet"},
@@ -132,13 +133,16 @@ int cmd_fuzz(const std::vector<std::string>& args) {
     if (auto z = a.value("zookeepers")) {
       std::tie(space.min_zookeepers, space.max_zookeepers) = parse_count_range("--zookeepers", *z, 1, 5);
     }
+    if (auto g = a.value("group-members")) {
+      std::tie(space.min_group_members, space.max_group_members) = parse_count_range("--group-members", *g, 0, 6);
+    }
     if (auto m = a.value("max-faults")) space.max_faults = static_cast<int32_t>(parse_uint(kCommand, "--max-faults", *m, 0, 20));
     space.max_replication_factor = std::min(space.max_replication_factor, space.max_brokers);
     space.min_replication_factor = std::min(space.min_replication_factor, space.max_replication_factor);
     try {
       fuzz::validate(space);
       // A pinned key or value the parsers reject: before anything is printed.
-      (void)fuzz::build(fuzz::Case{space.min_zookeepers, true, space.min_brokers, 1, space.min_replication_factor, {}, {}},
+      (void)fuzz::build(fuzz::smallest_case(space),
                         space);
     } catch (const std::invalid_argument& e) {
       a.fail(e.what());

@@ -58,7 +58,7 @@ std::string usage(const std::string& command) {
       {"fuzz",
        "usage: kafkasim fuzz [--property NAME] [--runs N] [--seed S] [--out DIR] [--set KEY=VALUE ...]\n"
        "                     [--faults KIND,...] [--brokers A..B] [--zookeepers A..B] [--max-faults N]\n"
-       "                     [--version V] [--reproduce STRING] [--quiet]\n"
+       "                     [--group-members A..B] [--version V] [--reproduce STRING] [--quiet]\n"
        "  Generates cluster shapes, configurations and fault schedules, runs each as a scenario\n"
        "  and checks a property: safety, determinism, durability or liveness (default: each in\n"
        "  turn). A failure is shrunk to a smallest schedule and written to DIR (default\n"
@@ -69,6 +69,8 @@ std::string usage(const std::string& command) {
        "  --faults K,...    the fault kinds to draw: kill, stop, pause, power_off, isolate, halves,\n"
        "                    one_way, bridge, majority_ring, replace_address\n"
        "  --brokers A..B, --zookeepers A..B, --max-faults N   the shapes and schedule sizes\n"
+       "  --group-members A..B  consumers in one group, running through the faults (default\n"
+       "                    0..3: half the cases have none, a consumer reading after the faults)\n"
        "  --reproduce STR   replay one failure from its reproduce string\n"},
       {"describe",
        "usage: kafkasim describe SCENARIO [--seed N] --at T\n"

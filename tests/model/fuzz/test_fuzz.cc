@@ -80,10 +80,70 @@ TEST(FuzzBuild, EveryGeneratedCaseIsAScenarioWithItsFaultsInsideTheWindow) {
           const size_t cuts = faults_of(b, FaultAction::partition).size() + faults_of(b, FaultAction::isolate).size();
           RC_ASSERT(faults_of(b, FaultAction::heal).size() == (cuts == 0 ? 0 : cuts + 1));
           if (p == Property::durability) RC_ASSERT(faults_of(b, FaultAction::power_off).empty());
+          // The consumers: one without a group, or the group's members.
+          const scenario::SteadyWorkload& w = b.scenario.workload.steady;
+          RC_ASSERT(c.group_members >= space.min_group_members && c.group_members <= space.max_group_members);
+          RC_ASSERT(w.consumers.size() == static_cast<size_t>(std::max(1, c.group_members)));
+          RC_ASSERT(w.options.groups.size() == (c.group_members > 0 ? 1u : 0u));
+          RC_ASSERT(w.consumers_start_us.has_value() == (c.group_members == 0));
         },
         100);
     EXPECT_TRUE(held) << to_string(p);
   }
+}
+
+TEST(FuzzBuild, HalfTheCasesHaveAGroupOfOneToThreeMembers) {
+  const Space space = default_space(Property::safety);
+  std::map<int32_t, int> counts;
+  // 400 draws at sizes 0..99, straight from the generator (not scaled).
+  const rc::Gen<Case> gen = gen_case(space);
+  rc::Random random(7);
+  for (int i = 0; i < 400; ++i) ++counts[gen(random.split(), i % 100).value().group_members];
+  for (int32_t n : {0, 1, 2, 3}) EXPECT_GT(counts[n], 40) << n << " members";
+  EXPECT_GT(counts[0], 140);
+  EXPECT_EQ(counts.size(), 4u);
+  // A space can ask for groups only, or none.
+  Space only = space;
+  only.min_group_members = only.max_group_members = 2;
+  Space none = space;
+  none.max_group_members = 0;
+  EXPECT_TRUE(kafkasim::testing::check_property([&] { RC_ASSERT((*gen_case(only)).group_members == 2); }, 50));
+  EXPECT_TRUE(kafkasim::testing::check_property([&] { RC_ASSERT((*gen_case(none)).group_members == 0); }, 50));
+  none.min_group_members = 1;
+  EXPECT_THROW(validate(none), std::invalid_argument);
+  only.max_group_members = 7;
+  EXPECT_THROW(validate(only), std::invalid_argument);
+}
+
+TEST(FuzzBuild, AGroupCaseRunsItsMembersThroughTheFaultsAndJudgesTheirCommits) {
+  Case c = three_brokers({{FaultKind::isolate, 5'000, 10'000, 0, 0}});
+  c.group_members = 2;
+  const Built durable = build(c, default_space(Property::durability));
+  const nlohmann::json& w = durable.document["workload"];
+  EXPECT_EQ(w["consumers"], (nlohmann::json{"member1", "member2"}));
+  EXPECT_EQ(w["groups"], (nlohmann::json{"g"}));
+  EXPECT_FALSE(w.contains("consumers_start_s"));
+  EXPECT_EQ(durable.expectation,
+            "lost == 0 && duplicates == 0 && divergent == 0 && dirty_reads == 0 && skipped == 0");
+  const Built live = build(c, default_space(Property::liveness));
+  EXPECT_NE(live.expectation.find("final.groups.g.members == 2"), std::string::npos) << live.expectation;
+  EXPECT_NE(live.expectation.find("(phases.after_bound.clients.member2.longest_stall_s < 5 || "
+                                   "len(checks.groups[0].assignment.member2) == 0)"),
+            std::string::npos)
+      << live.expectation;
+  // Both hold on this case, and the commits were judged.
+  for (const Built* b : {&durable, &live}) {
+    const scenario::RunResult r = scenario::run_scenario(b->scenario, b->scenario.seed);
+    std::string failed;
+    for (const scenario::ExpectationOutcome& e : r.expectations) failed += e.text + ": " + e.detail + "\n";
+    EXPECT_EQ(r.exit_code(), scenario::kExitHeld) << failed;
+    EXPECT_GT(r.verdict["checks"]["skips"]["commits_checked"].get<int64_t>(), 0);
+  }
+  EXPECT_NE(describe(c, default_space(Property::durability)).find("a group of 2 consumers"), std::string::npos);
+  // Without a group, the expectations are as before.
+  c.group_members = 0;
+  EXPECT_EQ(build(c, default_space(Property::durability)).expectation,
+            "lost == 0 && duplicates == 0 && divergent == 0");
 }
 
 TEST(FuzzBuild, ValuesOutsideTheGeneratorsRangesStillBuild) {
