@@ -797,14 +797,15 @@ SkipsResult check_skips(const History& h, const FinalState& fs, const std::set<s
     if (groups.contains(g)) group_of.try_emplace(op.process, std::move(g));
   }
   if (group_of.empty()) return result;
-  // (group, topic id, partition) -> the offsets the group's members read,
-  // each with the op index of its first read; and the group's commits.
+  // (group, topic id, partition) -> the records the group's members read
+  // (offset, value, op index), and the group's commits.
   using Key = std::tuple<std::string, uint32_t, int32_t>;
+  using Read = std::tuple<int64_t, uint64_t, uint32_t>;
   struct Commit {
     uint32_t op;
     int64_t offset;
   };
-  std::map<Key, std::vector<std::pair<int64_t, uint32_t>>> reads;
+  std::map<Key, std::vector<Read>> reads;
   std::map<Key, std::vector<Commit>> commits;
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
@@ -814,10 +815,10 @@ SkipsResult check_skips(const History& h, const FinalState& fs, const std::set<s
     auto g = group_of.find(op.process);
     if (g == group_of.end()) continue;
     const Key key{g->second, op.topic, op.partition};
-    if (read) reads[key].emplace_back(op.offset, static_cast<uint32_t>(i));
+    if (read) reads[key].emplace_back(op.offset, op.value, static_cast<uint32_t>(i));
     else commits[key].push_back(Commit{static_cast<uint32_t>(i), op.offset});
   }
-  for (auto& [key, list] : reads) std::sort(list.begin(), list.end());  // first read of each offset first
+  for (auto& [key, list] : reads) std::sort(list.begin(), list.end());  // first read of each record first
   for (const auto& [key, list] : commits) {
     const auto& [group, topic, partition] = key;
     if (list.size() < 2) continue;
@@ -826,7 +827,7 @@ SkipsResult check_skips(const History& h, const FinalState& fs, const std::set<s
       result.unverifiable += list.size() - 1;
       continue;
     }
-    static const std::vector<std::pair<int64_t, uint32_t>> kNone;
+    static const std::vector<Read> kNone;
     auto r = reads.find(key);
     const auto& seen = r == reads.end() ? kNone : r->second;
     for (size_t k = 1; k < list.size(); ++k) {
@@ -837,8 +838,14 @@ SkipsResult check_skips(const History& h, const FinalState& fs, const std::set<s
       auto rec = std::lower_bound(ref->records.begin(), ref->records.end(), from,
                                   [](const std::pair<int64_t, uint64_t>& x, int64_t o) { return x.first < o; });
       for (; rec != ref->records.end() && rec->first < to; ++rec) {
-        auto first = std::lower_bound(seen.begin(), seen.end(), std::pair<int64_t, uint32_t>{rec->first, 0});
-        if (first != seen.end() && first->first == rec->first && first->second < list[k].op) continue;
+        // Its first read: the same offset with the same value (a member
+        // that read another record there, later truncated away, did not
+        // read this one).
+        auto first = std::lower_bound(seen.begin(), seen.end(), Read{rec->first, rec->second, 0});
+        if (first != seen.end() && std::get<0>(*first) == rec->first && std::get<1>(*first) == rec->second &&
+            std::get<2>(*first) < list[k].op) {
+          continue;
+        }
         ++result.skipped;
         const Op& c = ops[list[k].op];
         keep(result.items,

@@ -308,8 +308,8 @@ GroupResult check_groups(const History& h, size_t max_items = kMaxItems);
 // an offset when its record reaches the application), and the next owner of
 // the partition starts from the commit. So between two successful commits
 // of a group on one partition, from offset A to a higher offset B, every
-// record of the final log in [A, B) was read by some member of the group
-// before B was committed. A record that none had read is skipped: the group
+// record of the final log in [A, B) was read (that offset with that value) by
+// some member of the group before B was committed. A record that none had read is skipped: the group
 // will never deliver it. Commits that go back (a stale member's late commit
 // accepted in its generation) are not skips; the next commit is judged from
 // the lower offset.

@@ -687,6 +687,18 @@ TEST(CheckSkips, ACommitPastARecordNoMemberReadIsASkip) {
   EXPECT_EQ(r.items[0].commit_time_us, 6);
 }
 
+TEST(CheckSkips, ARecordThatReplacedOneTheGroupReadIsSkipped) {
+  Builder b = group_history();
+  // c2 read 13 at offset 3, then a truncation put 23 there: the group never
+  // delivered 23 (and 13 is a dirty read).
+  b.record(5, "c2", 0, 3, 13).record(5, "c2", 0, 4, 14)
+      .op(6, "c2", OpType::ok, OpFunction::commit).topic("t").at(0, 5);
+  const SkipsResult r = check_skips(b.history(), leader_holds(0, {10, 11, 12, 23, 14}), {"g"});
+  EXPECT_EQ(r.skipped, 1u);
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].value, 23u);
+}
+
 TEST(CheckSkips, OnlyReadsBeforeTheCommitCount) {
   Builder b = group_history();
   b.record(5, "c2", 0, 4, 14).op(6, "c2", OpType::ok, OpFunction::commit).topic("t").at(0, 5)
