@@ -22,9 +22,13 @@ namespace {
 // AbstractCoordinator uses node id Integer.MAX_VALUE - coordinator id).
 int32_t coordinator_node(kafka::BrokerId id) { return std::numeric_limits<int32_t>::max() - id; }
 
+// The answers that say the coordinator is elsewhere or gone: the member
+// looks it up again (Java's markCoordinatorUnknown, librdkafka's
+// rd_kafka_cgrp_coord_dead). COORDINATOR_LOAD_IN_PROGRESS is not one of
+// them: the coordinator is right and still reading its partition, and the
+// request is simply asked again.
 bool is_coordinator_error(ErrorCode e) {
-  return e == ErrorCode::not_coordinator || e == ErrorCode::coordinator_not_available ||
-         e == ErrorCode::coordinator_load_in_progress;
+  return e == ErrorCode::not_coordinator || e == ErrorCode::coordinator_not_available;
 }
 
 // The group requests' timeouts are librdkafka's (rdkafka_request.c): a
@@ -530,7 +534,7 @@ void GroupConsumer::fetch_offsets() {
           if (error == ErrorCode::none && p.error != ErrorCode::none) error = p.error;
         }
         if (error != ErrorCode::none) {
-          if (is_coordinator_error(error) && error != ErrorCode::coordinator_load_in_progress) {
+          if (is_coordinator_error(error)) {
             coordinator_lost(kafka::to_string(error));
           } else if (!handle_group_error(error)) {
             // COORDINATOR_LOAD_IN_PROGRESS (the new coordinator is reading
@@ -808,18 +812,28 @@ void GroupConsumer::commit_sync(std::map<TopicPartition, int64_t> offsets, sim::
     again(std::move(offsets), std::move(done));
     return;
   }
+  if (ctx_.now() >= deadline) {
+    done(false);
+    return;
+  }
+  // The whole commit, retries included, ends by the deadline (Java's
+  // commitOffsetsSync waits on one timer): the last attempt gets what is left.
+  const int64_t left_ms = (deadline - ctx_.now()).us() / 1000;
   std::map<TopicPartition, int64_t> copy = offsets;
-  send_commit(std::move(copy), [this, deadline, again, offsets = std::move(offsets),
-                                done = std::move(done)](CommitResult r) mutable {
-    if (r == CommitResult::retriable && ctx_.now() < deadline) {
-      again(std::move(offsets), std::move(done));
-      return;
-    }
-    done(r == CommitResult::ok);
-  });
+  send_commit(
+      std::move(copy),
+      [this, deadline, again, offsets = std::move(offsets), done = std::move(done)](CommitResult r) mutable {
+        if (r == CommitResult::retriable && ctx_.now() < deadline) {
+          again(std::move(offsets), std::move(done));
+          return;
+        }
+        done(r == CommitResult::ok);
+      },
+      std::max<int64_t>(1, std::min<int64_t>(config_.request_timeout_ms, left_ms)));
 }
 
-void GroupConsumer::send_commit(std::map<TopicPartition, int64_t> offsets, std::function<void(CommitResult)> done) {
+void GroupConsumer::send_commit(std::map<TopicPartition, int64_t> offsets, std::function<void(CommitResult)> done,
+                                std::optional<int64_t> timeout_ms) {
   if (offsets.empty()) {
     if (done) done(CommitResult::ok);
     return;
@@ -839,7 +853,7 @@ void GroupConsumer::send_commit(std::map<TopicPartition, int64_t> offsets, std::
   ++commits_in_flight_;
   const uint64_t epoch = epoch_;
   send_to_coordinator(
-      std::move(req), config_.request_timeout_ms,
+      std::move(req), timeout_ms.value_or(config_.request_timeout_ms),
       [this, epoch, offsets = std::move(offsets), done = std::move(done)](SendError e,
                                                                          const kafka::Response* r) {
         --commits_in_flight_;
@@ -874,11 +888,19 @@ void GroupConsumer::send_commit(std::map<TopicPartition, int64_t> offsets, std::
           record(unknown ? check::OpType::info : check::OpType::fail, check::OpFunction::commit, "",
                  kafka::to_string(pe), &tp, offset);
         }
-        const bool retriable =
-            is_coordinator_error(group_error) || group_error == ErrorCode::request_timed_out;
+        const bool retriable = is_coordinator_error(group_error) || group_error == ErrorCode::request_timed_out ||
+                               group_error == ErrorCode::coordinator_load_in_progress;
         if (group_error != ErrorCode::none && epoch == epoch_) {
-          if (is_coordinator_error(group_error)) {
+          if (is_coordinator_error(group_error) || group_error == ErrorCode::request_timed_out) {
+            // A commit the coordinator could not replicate in time: it may
+            // have lost its offsets partition without knowing yet (cut off
+            // from ZooKeeper and the other replicas), so the member looks
+            // the coordinator up again rather than keep committing there
+            // (Java's OffsetCommitResponseHandler marks it unknown;
+            // librdkafka's rd_kafka_handle_OffsetCommit_error refreshes it).
             coordinator_lost(kafka::to_string(group_error));
+          } else if (group_error == ErrorCode::coordinator_load_in_progress) {
+            trace("commit_retry", kafka::to_string(group_error));  // the same coordinator, later
           } else if (group_error == ErrorCode::rebalance_in_progress) {
             // Java: the commit fails (CommitFailedException) and the
             // member rejoins; its positions were not committed.
@@ -901,6 +923,12 @@ void GroupConsumer::close(std::function<void()> done) {
   state_ = State::closed;
   trace("close", "");
   cancel_heartbeat();
+  // The application has stopped polling: fetching stops before the commit
+  // (librdkafka's close revokes the assignment first, stopping its
+  // fetchers, rd_kafka_assignment_serve_removals), so nothing is read
+  // while the commit waits and no partition has two readers once the
+  // others take it over.
+  unassign();
   auto finish = [this, done = std::move(done)](bool) mutable {
     leave("close", [this, done = std::move(done)] {
       net_.close_all();

@@ -185,12 +185,15 @@ class GroupConsumer final : private ConsumerListener {
   // REQUEST_TIMED_OUT — Java's RetriableCommitFailedException), or failed.
   enum class CommitResult { ok, retriable, failed };
   // Commits `offsets` once.
-  void send_commit(std::map<kafka::TopicPartition, int64_t> offsets, std::function<void(CommitResult)> done);
+  // `timeout_ms`: the request's client-side timeout (request.timeout.ms
+  // unless a caller's deadline leaves less).
+  void send_commit(std::map<kafka::TopicPartition, int64_t> offsets, std::function<void(CommitResult)> done,
+                   std::optional<int64_t> timeout_ms = std::nullopt);
   // Commits `offsets`, finding the coordinator again and retrying a
   // retriable failure every retry.backoff.ms until `deadline`: how both
   // clients commit on close and on revoke (Java's commitOffsetsSync under a
-  // timer; librdkafka defers a commit until the coordinator is back).
-  // `done(all_ok)`.
+  // timer; librdkafka defers a commit once, for up to session.timeout.ms,
+  // when it has no coordinator). `done(all_ok)`.
   void commit_sync(std::map<kafka::TopicPartition, int64_t> offsets, sim::Time deadline,
                    std::function<void(bool)> done);
   std::map<kafka::TopicPartition, int64_t> commit_candidates() const;
