@@ -30,7 +30,8 @@
 // socket.timeout.ms ("Default timeout for network requests"), so that is the
 // librdkafka spelling of the setting; the Java consumer calls it
 // request.timeout.ms. Both are accepted, as aliases. librdkafka's default is
-// 60000, Java's 30000; ConsumerConfig keeps 30000. For the producer,
+// 60000, Java's 30000; ConsumerConfig keeps 30000, the steady workload's
+// consumers (librdkafka's defaults, steady.cc) 60000. For the producer,
 // librdkafka's request.timeout.ms is the ack timeout and socket.timeout.ms
 // the client-side timeout of a ProduceRequest; the model's producer has one
 // timeout for both (request.timeout.ms), so a producer's socket.timeout.ms is

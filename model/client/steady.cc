@@ -17,6 +17,12 @@ ProducerConfig steady_producer_defaults() {
 ConsumerConfig steady_consumer_defaults() {
   ConsumerConfig c;  // librdkafka's defaults
   c.auto_offset_reset = ConsumerConfig::Reset::earliest;
+  // socket.timeout.ms: librdkafka's 60000, not the Java consumer's
+  // request.timeout.ms 30000 that ConsumerConfig keeps (config.cc). It caps
+  // a group member's heartbeat timeout: with 60 s above the 45 s session
+  // timeout, the member's own session check fires first when its
+  // coordinator stops answering, as with librdkafka's defaults.
+  c.request_timeout_ms = 60000;
   return c;
 }
 
