@@ -910,7 +910,10 @@ void Broker::handle_stop_replica(const StopReplicaRequest& r, Reply reply) {
   for (const TopicPartition& tp : r.partitions) {
     stop_fetching(tp);
     ctx().trace("stop_replica", {{"partition", to_string(tp)}, {"delete", r.delete_partitions}});
-    if (tp.topic == kOffsetsTopic) group_coordinator_->on_resign(tp.partition);
+    // Only a deleting StopReplica unloads the partition's groups
+    // (KafkaApis.handleStopReplicaRequest); a broker that stops leading one
+    // hears it by LeaderAndIsr.
+    if (tp.topic == kOffsetsTopic && r.delete_partitions) group_coordinator_->on_resign(tp.partition);
     if (r.delete_partitions) {
       auto it = partitions_.find(tp);
       if (it != partitions_.end()) {

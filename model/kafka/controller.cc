@@ -869,15 +869,22 @@ void Controller::do_controlled_shutdown(BrokerId id,
     (info.state->leader == id ? led : followed).push_back(tp);
   }
   auto batch = std::make_shared<Batch>();
-  elect(led, ElectionKind::controlled_shutdown, batch, [this, id, followed, batch, reply, done] {
+  elect(led, ElectionKind::controlled_shutdown, batch, [this, id, led, followed, batch, reply, done] {
     for (const TopicPartition& tp : followed) batch->stop_replica[id].push_back(tp);
-    remove_from_isr(followed, id, batch, [this, id, batch, reply, done] {
-      // The broker going down hears only StopReplica, as in Kafka.
+    remove_from_isr(followed, id, batch, [this, id, led, batch, reply, done] {
+      // The broker going down hears of the partitions it led: their
+      // elections send LeaderAndIsr to the live or shutting-down replicas
+      // (leaderForControlledShutdown, PartitionStateMachine in 2.2,
+      // Election.scala from 2.4), so it becomes their follower at once and a
+      // coordinator of an offsets partition among them resigns. Of those it
+      // followed it hears only StopReplica: taking it out of their ISR
+      // (ReplicaStateMachine, OfflineReplica) sends LeaderAndIsr to the
+      // other replicas only.
       for (auto& [b, states] : batch->leader_and_isr) {
         if (b == id) {
           std::vector<PartitionState> keep;
           for (const PartitionState& s : states) {
-            if (s.leader == id || contains(s.isr, id)) keep.push_back(s);
+            if (std::find(led.begin(), led.end(), s.tp) != led.end()) keep.push_back(s);
           }
           states = keep;
         }

@@ -81,6 +81,41 @@ TEST(KafkaBroker, ControlledShutdownOfTheLastReplicaGivesUpAfterTheRetries) {
   EXPECT_EQ(count_kind(c, "controlled_shutdown_failed"), 1u);
 }
 
+// The partitions a broker in a controlled shutdown led are elected away
+// with LeaderAndIsr sent to it too (leaderForControlledShutdown names the
+// live or shutting-down replicas): it becomes their follower at once, and
+// does not go on acting as their leader while a partition that cannot move
+// makes it retry for controlled.shutdown.retry.backoff.ms.
+TEST(KafkaBroker, ABrokerInAControlledShutdownFollowsWhatItLedAtOnce) {
+  Cluster c({.brokers = 3});
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  const BrokerId ctl = *c.controller();
+  std::vector<BrokerId> others;
+  for (BrokerId b : c.broker_ids()) {
+    if (b != ctl) others.push_back(b);
+  }
+  const BrokerId victim = others[0];
+  const BrokerId third = others[1];
+  // t moves to the controller's broker; s cannot move: its other replica
+  // cannot fetch from the victim and is out of its ISR.
+  ASSERT_EQ(c.create_topic("t", 1, 3, {}, {{0, {victim, ctl, third}}}), ErrorCode::none);
+  ASSERT_EQ(c.create_topic("s", 1, 2, {}, {{0, {victim, third}}}), ErrorCode::none);
+  c.world().network().block(c.broker_host(third), c.broker_host(victim));
+  ASSERT_TRUE(c.run_until([&] { return c.state({"s", 0})->isr.size() == 1; }, Duration::seconds(60)));
+  ASSERT_EQ(c.state({"t", 0})->leader, victim);
+  c.stop_broker(victim, Duration::seconds(60));
+  ASSERT_TRUE(c.run_until([&] { return c.state({"t", 0})->leader == ctl; }, Duration::seconds(10)));
+  c.run_for(Duration::millis(200));
+  ASSERT_NE(c.broker(victim), nullptr) << "still retrying its controlled shutdown";
+  const Partition* t = c.broker(victim)->partition({"t", 0});
+  ASSERT_NE(t, nullptr);
+  EXPECT_FALSE(t->is_leader()) << "the victim still acts as t-0's leader";
+  const Partition* s = c.broker(victim)->partition({"s", 0});
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(s->is_leader());
+}
+
 // A broker in a controlled shutdown is not online for an offline election
 // (ControllerContext.isReplicaOnline without includeShuttingDownBrokers), and
 // a partition it still leads counts as leaderless when another broker dies
