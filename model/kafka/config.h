@@ -123,6 +123,12 @@ struct GroupRules {
   // over the limit (after a coordinator move to a broker with a smaller
   // group.max.size) that has not rejoined yet is turned away and removed.
   bool join_admission_by_state = true;
+  // From Kafka 2.7 a heartbeat while the group completes its rebalance
+  // (after JoinGroup, before the assignment is stored) is answered NONE and
+  // restarts the member's session timer, as newer clients heartbeat while
+  // they wait for SyncGroup; before (2.2) it is answered
+  // REBALANCE_IN_PROGRESS (GroupCoordinator.handleHeartbeat).
+  bool heartbeat_while_completing = true;
 };
 
 struct BrokerConfig {

@@ -824,7 +824,12 @@ void GroupCoordinator::handle_heartbeat(const HeartbeatRequest& r, Reply reply) 
         send(reply, HeartbeatResponse{ErrorCode::unknown_member_id});
         break;
       case GroupState::completing_rebalance:
-        send(reply, HeartbeatResponse{ErrorCode::rebalance_in_progress});
+        if (config().group_rules.heartbeat_while_completing) {
+          schedule_heartbeat(*g, m, m.session_timeout_ms);
+          send(reply, HeartbeatResponse{ErrorCode::none});
+        } else {
+          send(reply, HeartbeatResponse{ErrorCode::rebalance_in_progress});
+        }
         break;
       case GroupState::preparing_rebalance:
         schedule_heartbeat(*g, m, m.session_timeout_ms);

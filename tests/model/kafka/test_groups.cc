@@ -220,9 +220,11 @@ std::pair<std::string, std::string> two_members(Cluster& c, BrokerId coord, Memb
   EXPECT_TRUE(r2.members.empty());
   const std::string b = r2.member_id;
   EXPECT_NE(a, b);
-  // Before the leader's SyncGroup: CompletingRebalance.
+  // Before the leader's SyncGroup: CompletingRebalance, where a heartbeat
+  // is answered NONE from Kafka 2.7 (2.8 and 3.9 profiles).
   EXPECT_EQ(m2.call<HeartbeatResponse>(coord, HeartbeatRequest{"g", 2, b}).error,
-            ErrorCode::rebalance_in_progress);
+            c.broker(coord)->config().group_rules.heartbeat_while_completing ? ErrorCode::none
+                                                                            : ErrorCode::rebalance_in_progress);
   auto s2 = m2.send(coord, SyncGroupRequest{"g", 2, b, {}});
   c.run_for(Duration::millis(50));
   EXPECT_FALSE(s2->has_value()) << "a follower's SyncGroup waits for the leader's";
@@ -235,6 +237,28 @@ std::pair<std::string, std::string> two_members(Cluster& c, BrokerId coord, Memb
   EXPECT_EQ(as<SyncGroupResponse>(s2).assignment, (std::vector<TopicPartition>{{"t", 1}}));
   EXPECT_EQ(coordinator(c, coord).group_state("g"), GroupState::stable);
   return {a, b};
+}
+
+// GroupCoordinator.handleHeartbeat in CompletingRebalance: REBALANCE_IN_PROGRESS
+// up to 2.6; from 2.7 NONE, restarting the member's session timer.
+TEST(KafkaGroups, AHeartbeatWhileTheRebalanceCompletesIsAnsweredAsTheVersionDoes) {
+  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8, VersionProfile::v3_9}) {
+    ClusterOptions o = options();
+    o.version = v;
+    Cluster c(o);
+    c.start();
+    ASSERT_TRUE(c.await_ready());
+    ASSERT_EQ(c.create_topic("t", 2, 3), ErrorCode::none);
+    const BrokerId coord = find_coordinator(c, "g");
+    ASSERT_NE(coord, kNoBroker);
+    Member m(c, "m1");
+    const auto j = m.call<JoinGroupResponse>(coord, join("g", "", "c1"));
+    ASSERT_EQ(j.error, ErrorCode::none);
+    ASSERT_EQ(coordinator(c, coord).group_state("g"), GroupState::completing_rebalance);
+    EXPECT_EQ(m.call<HeartbeatResponse>(coord, HeartbeatRequest{"g", 1, j.member_id}).error,
+              v == VersionProfile::v2_2 ? ErrorCode::rebalance_in_progress : ErrorCode::none)
+        << to_string(v);
+  }
 }
 
 TEST(KafkaGroups, ASecondMemberTriggersARebalanceToGenerationTwo) {
