@@ -818,7 +818,7 @@ SkipsResult check_skips(const History& h, const FinalState& fs, const std::set<s
     if (read) reads[key].emplace_back(op.offset, op.value, static_cast<uint32_t>(i));
     else commits[key].push_back(Commit{static_cast<uint32_t>(i), op.offset});
   }
-  for (auto& [key, list] : reads) std::sort(list.begin(), list.end());  // first read of each record first
+  for (auto& [key, list] : reads) std::sort(list.begin(), list.end());
   for (const auto& [key, list] : commits) {
     const auto& [group, topic, partition] = key;
     if (list.size() < 2) continue;
@@ -830,29 +830,30 @@ SkipsResult check_skips(const History& h, const FinalState& fs, const std::set<s
     static const std::vector<Read> kNone;
     auto r = reads.find(key);
     const auto& seen = r == reads.end() ? kNone : r->second;
+    // Judged: from the group's first commit to the highest it reached.
+    const int64_t lo = list[0].offset;
+    int64_t hi = lo;
     for (size_t k = 1; k < list.size(); ++k) {
-      const int64_t from = list[k - 1].offset;
-      const int64_t to = list[k].offset;
       ++result.commits_checked;
-      if (to <= from) continue;
-      auto rec = std::lower_bound(ref->records.begin(), ref->records.end(), from,
-                                  [](const std::pair<int64_t, uint64_t>& x, int64_t o) { return x.first < o; });
-      for (; rec != ref->records.end() && rec->first < to; ++rec) {
-        // Its first read: the same offset with the same value (a member
-        // that read another record there, later truncated away, did not
-        // read this one).
-        auto first = std::lower_bound(seen.begin(), seen.end(), Read{rec->first, rec->second, 0});
-        if (first != seen.end() && std::get<0>(*first) == rec->first && std::get<1>(*first) == rec->second &&
-            std::get<2>(*first) < list[k].op) {
-          continue;
-        }
-        ++result.skipped;
-        const Op& c = ops[list[k].op];
-        keep(result.items,
-             SkipsResult::Item{group, h.string(topic), partition, rec->first, rec->second, name_of(h, c.process),
-                               from, to, c.time_us},
-             max_items);
-      }
+      hi = std::max(hi, list[k].offset);
+    }
+    auto rec = std::lower_bound(ref->records.begin(), ref->records.end(), lo,
+                                [](const std::pair<int64_t, uint64_t>& x, int64_t o) { return x.first < o; });
+    for (; rec != ref->records.end() && rec->first < hi; ++rec) {
+      // Read: that offset with that value, at any time (a member that read
+      // another record there, later truncated away, did not read this one;
+      // one that reset after the truncation and read it again did).
+      auto read = std::lower_bound(seen.begin(), seen.end(), Read{rec->first, rec->second, 0});
+      if (read != seen.end() && std::get<0>(*read) == rec->first && std::get<1>(*read) == rec->second) continue;
+      ++result.skipped;
+      // The commit that first passed it, and the one before.
+      size_t k = 1;
+      while (k + 1 < list.size() && list[k].offset <= rec->first) ++k;
+      const Op& c = ops[list[k].op];
+      keep(result.items,
+           SkipsResult::Item{group, h.string(topic), partition, rec->first, rec->second, name_of(h, c.process),
+                             list[k - 1].offset, list[k].offset, c.time_us},
+           max_items);
     }
   }
   return result;

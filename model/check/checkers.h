@@ -306,13 +306,15 @@ GroupResult check_groups(const History& h, size_t max_items = kMaxItems);
 // A consumer group delivers every record at least once: a member commits the
 // position after the records poll returned (librdkafka's auto commit stores
 // an offset when its record reaches the application), and the next owner of
-// the partition starts from the commit. So between two successful commits
-// of a group on one partition, from offset A to a higher offset B, every
-// record of the final log in [A, B) was read (that offset with that value) by
-// some member of the group before B was committed. A record that none had read is skipped: the group
-// will never deliver it. Commits that go back (a stale member's late commit
-// accepted in its generation) are not skips; the next commit is judged from
-// the lower offset.
+// the partition starts from the commit. So every record of the final log
+// that the group committed past — from its first commit on the partition up
+// to the highest — was read (that offset with that value) by some member of
+// the group. A record none of them ever read is skipped: the group will not
+// deliver it. A member that read another record at that offset, later
+// truncated away, did not read it; one that reset after the truncation
+// (OFFSET_OUT_OF_RANGE, auto.offset.reset) and read it did. Records below
+// the group's first commit are not judged: where it started is the reset
+// policy's choice.
 //
 // A member's group is the group of its rebalance ops. Only `groups` are
 // judged: a member that resets to the latest offset when its commit is out of
@@ -326,9 +328,9 @@ struct SkipsResult {
     int32_t partition = -1;
     int64_t offset = -1;  // the record skipped
     uint64_t value = 0;
-    std::string consumer;  // who committed past it
+    std::string consumer;  // who first committed past it
     int64_t from = -1;     // the group's commit before ...
-    int64_t to = -1;       // ... and the commit that passed it
+    int64_t to = -1;       // ... and the first commit that passed it
     int64_t commit_time_us = 0;
   };
   uint64_t commits_checked = 0;  // commits judged against an earlier one

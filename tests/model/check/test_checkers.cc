@@ -699,11 +699,23 @@ TEST(CheckSkips, ARecordThatReplacedOneTheGroupReadIsSkipped) {
   EXPECT_EQ(r.items[0].value, 23u);
 }
 
-TEST(CheckSkips, OnlyReadsBeforeTheCommitCount) {
+TEST(CheckSkips, ARecordReadAfterAResetIsNotSkipped) {
+  // A truncation left the commit 5 beyond the log: c2 resets to the
+  // earliest offset and reads the new records, then commits again.
   Builder b = group_history();
-  b.record(5, "c2", 0, 4, 14).op(6, "c2", OpType::ok, OpFunction::commit).topic("t").at(0, 5)
-      .record(7, "c2", 0, 3, 13);  // read after the commit passed it
-  EXPECT_EQ(check_skips(b.history(), leader_holds(0, {10, 11, 12, 13, 14}), {"g"}).skipped, 1u);
+  b.record(5, "c2", 0, 3, 13).record(5, "c2", 0, 4, 14)
+      .op(6, "c2", OpType::ok, OpFunction::commit).topic("t").at(0, 5)
+      .record(7, "c2", 0, 0, 10).record(7, "c2", 0, 1, 11).record(7, "c2", 0, 2, 12)
+      .record(7, "c2", 0, 3, 23)
+      .op(8, "c2", OpType::ok, OpFunction::commit).topic("t").at(0, 4);
+  const SkipsResult r = check_skips(b.history(), leader_holds(0, {10, 11, 12, 23}), {"g"});
+  EXPECT_EQ(r.commits_checked, 3u);
+  EXPECT_EQ(r.skipped, 0u);
+  // Without the reads after the reset, 23 was never delivered.
+  Builder before = group_history();
+  before.record(5, "c2", 0, 3, 13).record(5, "c2", 0, 4, 14)
+      .op(6, "c2", OpType::ok, OpFunction::commit).topic("t").at(0, 5);
+  EXPECT_EQ(check_skips(before.history(), leader_holds(0, {10, 11, 12, 23}), {"g"}).skipped, 1u);
 }
 
 TEST(CheckSkips, ReadsOfOtherGroupsAndFailedCommitsDoNotCount) {
