@@ -165,11 +165,14 @@ struct Topology {
 
 int32_t clamp_rf(const Case& c) { return std::clamp(c.replication_factor, 1, std::max(1, c.brokers)); }
 
+// A case's group members, clamped as its other counts are (0: no group).
+int32_t members_of(const Case& c) { return std::clamp(c.group_members, 0, 6); }
+
 // The consumers of a case: "consumer", or the group's members.
 std::vector<std::string> consumer_names(const Case& c) {
-  if (c.group_members <= 0) return {"consumer"};
+  if (members_of(c) == 0) return {"consumer"};
   std::vector<std::string> out;
-  for (int32_t i = 1; i <= c.group_members; ++i) out.push_back(fmt::format("member{}", i));
+  for (int32_t i = 1; i <= members_of(c); ++i) out.push_back(fmt::format("member{}", i));
   return out;
 }
 
@@ -383,16 +386,16 @@ std::string expectation_of(Property p, const Case& c) {
     // so an acknowledged value that vanished after a member read it is a
     // dirty read rather than lost.
     case Property::durability:
-      return c.group_members > 0 ? "lost == 0 && duplicates == 0 && divergent == 0 && dirty_reads == 0 && skipped == 0"
+      return members_of(c) > 0 ? "lost == 0 && duplicates == 0 && divergent == 0 && dirty_reads == 0 && skipped == 0"
                                  : "lost == 0 && duplicates == 0 && divergent == 0";
     case Property::liveness: {
       const std::string flowing = "phases.after_bound.acknowledged > 0 && phases.after_bound.consumed > 0";
-      if (c.group_members <= 0) return flowing + " && phases.after_bound.max_stall_s < 5";
+      if (members_of(c) == 0) return flowing + " && phases.after_bound.max_stall_s < 5";
       // Every member is in the group at the end, and each one with a
       // partition gets records without a stall (members beyond the
       // partition count are idle, as the assignor leaves them).
       std::string e = flowing + " && phases.after_bound.clients.producer.longest_stall_s < 5";
-      e += fmt::format(" && final.groups.{}.members == {}", kGroup, c.group_members);
+      e += fmt::format(" && final.groups.{}.members == {}", kGroup, members_of(c));
       for (const std::string& m : consumer_names(c)) {
         e += fmt::format(" && (phases.after_bound.clients.{0}.longest_stall_s < 5 || "
                          "len(checks.groups[0].assignment.{0}) == 0)",
@@ -439,7 +442,7 @@ Built build(const Case& c, const Space& sp, uint64_t seed) {
                      {"producers", {"producer"}},
                      {"consumers", consumer_names(c)},
                      {"rate_per_s", sp.rate_per_s}};
-  if (c.group_members > 0) {
+  if (members_of(c) > 0) {
     // The members run through the faults: rebalances, coordinator moves
     // and commits are what they exercise (check_skips judges the commits).
     doc["workload"]["groups"] = {kGroup};
@@ -589,7 +592,7 @@ rc::Gen<Case> gen_case(const Space& sp) {
 std::string describe(const Case& c, const Space& sp) {
   std::string out = fmt::format("{} ZooKeeper, {} brokers{}, {} partitions, RF {}", c.zookeepers, c.brokers,
                                 c.colocated ? " (co-located)" : "", c.partitions, clamp_rf(c));
-  if (c.group_members > 0) out += fmt::format(", a group of {} consumers", c.group_members);
+  if (members_of(c) > 0) out += fmt::format(", a group of {} consumers", members_of(c));
   for (size_t i = 0; i < sp.dimensions.size() && i < c.config.size(); ++i) {
     const Dimension& d = sp.dimensions[i];
     const size_t k = static_cast<size_t>(std::max(0, c.config[i])) % d.values.size();

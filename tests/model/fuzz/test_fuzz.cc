@@ -159,6 +159,7 @@ TEST(FuzzBuild, ValuesOutsideTheGeneratorsRangesStillBuild) {
         c.partitions = *rc::gen::inRange(-2, 5);
         c.replication_factor = *rc::gen::inRange(-1, 9);
         c.config = *rc::gen::container<std::vector<int32_t>>(rc::gen::arbitrary<int32_t>());
+        c.group_members = *rc::gen::arbitrary<int32_t>();
         c.faults = *rc::gen::container<std::vector<FaultStep>>(rc::gen::apply(
             [](FaultKind k, int64_t at, int64_t d, int32_t t, int32_t o) { return FaultStep{k, at, d, t, o}; },
             rc::gen::elementOf(all_fault_kinds()), rc::gen::arbitrary<int64_t>(),
