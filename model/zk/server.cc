@@ -873,8 +873,14 @@ void Server::forward(const ForwardedRequest& r) {
 // --- commit and apply ---------------------------------------------------------------------------
 
 void Server::commit_up_to(Zxid zxid) {
-  for (const Txn& t : log_) {
-    if (t.zxid > tree_.last_zxid() && t.zxid <= zxid) apply_committed(t);
+  // By index, and each transaction copied before it is applied: applying it
+  // can answer a client whose next request the leader then proposes, which
+  // appends to log_ and may move its elements (a reference into log_, or an
+  // iterator over it, would dangle; found by AddressSanitizer).
+  for (size_t i = 0; i < log_.size(); ++i) {
+    if (log_[i].zxid <= tree_.last_zxid() || log_[i].zxid > zxid) continue;
+    const Txn t = log_[i];
+    apply_committed(t);
   }
 }
 
