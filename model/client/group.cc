@@ -358,6 +358,16 @@ void GroupConsumer::on_join(const kafka::JoinGroupResponse& r) {
       state_ = State::unjoined;
       step();
       return;
+    case ErrorCode::member_id_required:
+      // KIP-394: the coordinator handed out our member id and holds it for
+      // the session timeout; the same attempt to join goes on at once with
+      // it (rd_kafka_cgrp_handle_JoinGroup skips the join backoff; Java's
+      // joinGroupIfNeeded rejoins without one).
+      member_id_ = r.member_id;
+      state_ = State::unjoined;
+      trace("member_id_required", "");
+      step();
+      return;
     case ErrorCode::coordinator_load_in_progress:
       // The coordinator is still reading its offsets partition: the same
       // attempt goes on after a backoff, with the same coordinator (Java's

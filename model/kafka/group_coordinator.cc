@@ -373,7 +373,9 @@ int32_t GroupCoordinator::rebalance_timeout_ms(const Group& g) const {
 }
 
 bool GroupCoordinator::all_members_joined(const Group& g) const {
-  return std::all_of(g.members.begin(), g.members.end(),
+  // GroupMetadata.hasAllMembersJoined: a pending member id counts as a
+  // member still to join.
+  return g.pending.empty() && std::all_of(g.members.begin(), g.members.end(),
                      [](const auto& e) { return static_cast<bool>(e.second.awaiting_join); });
 }
 
@@ -459,7 +461,10 @@ void GroupCoordinator::handle_join_group(const JoinGroupRequest& r, Reply reply)
       } else if (!supports_protocols(*g, r.protocol_type, r.protocols)) {
         send(reply, join_error(r.member_id, ErrorCode::inconsistent_group_protocol));
       } else if (unknown) {
-        add_member_and_rebalance(*g, r, std::move(reply));
+        add_pending_member(*g, r, std::move(reply));
+      } else if (g->pending.count(r.member_id) != 0) {
+        // A pending member comes back with its id: it joins.
+        add_member_and_rebalance(*g, r.member_id, r, std::move(reply));
       } else if (g->members.count(r.member_id) == 0) {
         send(reply, join_error(r.member_id, ErrorCode::unknown_member_id));
       } else {
@@ -505,9 +510,49 @@ void GroupCoordinator::handle_join_group(const JoinGroupRequest& r, Reply reply)
   flush();
 }
 
-void GroupCoordinator::add_member_and_rebalance(Group& g, const JoinGroupRequest& r, Reply reply) {
+void GroupCoordinator::add_pending_member(Group& g, const JoinGroupRequest& r, Reply reply) {
+  const std::string id = new_member_id(r.client_id);
+  const std::string group = g.id;
+  // addPendingMemberExpiration: a DelayedHeartbeat of the first JoinGroup's
+  // session timeout, completed (here: cancelled) when the member joins.
+  g.pending[id] = ctx().after(sim::Duration::millis(r.session_timeout_ms), [this, group, id] {
+    on_pending_member_expired(group, id);
+    flush();
+  });
+  ctx().trace("group_member_pending", {{"group", g.id}, {"member", id}, {"client", r.client_id}});
+  send(reply, join_error(id, ErrorCode::member_id_required));
+}
+
+void GroupCoordinator::remove_pending_member(Group& g, const std::string& member_id,
+                                             std::string_view why) {
+  auto it = g.pending.find(member_id);
+  if (it == g.pending.end()) return;
+  ctx().cancel(it->second);
+  g.pending.erase(it);
+  ctx().trace("group_pending_member_removed", {{"group", g.id}, {"member", member_id}, {"why", why}});
+  if (g.state == GroupState::preparing_rebalance) try_complete_join(g);
+}
+
+void GroupCoordinator::on_pending_member_expired(const std::string& group, const std::string& member) {
+  Group* g = find_group(group);
+  if (g == nullptr) return;
+  auto it = g->pending.find(member);
+  if (it == g->pending.end()) return;
+  it->second = sim::TimerId{};  // it has run
+  remove_pending_member(*g, member, "session_timeout");
+}
+
+void GroupCoordinator::add_member_and_rebalance(Group& g, const std::string& member_id,
+                                                const JoinGroupRequest& r, Reply reply) {
+  // The pending id's expiry is done with (tryCompleteHeartbeat completes it
+  // once the group has the member); GroupMetadata.add drops it from the
+  // pending ids.
+  if (auto it = g.pending.find(member_id); it != g.pending.end()) {
+    ctx().cancel(it->second);
+    g.pending.erase(it);
+  }
   Member m;
-  m.id = new_member_id(r.client_id);
+  m.id = member_id;
   m.client_id = r.client_id;
   m.session_timeout_ms = r.session_timeout_ms;
   m.rebalance_timeout_ms = r.rebalance_timeout_ms;
@@ -849,6 +894,11 @@ void GroupCoordinator::handle_leave_group(const LeaveGroupRequest& r, Reply repl
   Group* g = e == ErrorCode::none ? find_group(r.group_id) : nullptr;
   if (e != ErrorCode::none) {
     send(reply, LeaveGroupResponse{e});
+  } else if (g != nullptr && g->pending.count(r.member_id) != 0) {
+    // A pending member leaving (handleLeaveGroup): its id is dropped, which
+    // may let the rebalance complete.
+    remove_pending_member(*g, r.member_id, "left");
+    send(reply, LeaveGroupResponse{ErrorCode::none});
   } else if (g == nullptr || g->members.count(r.member_id) == 0) {
     send(reply, LeaveGroupResponse{ErrorCode::unknown_member_id});
   } else {
@@ -1178,6 +1228,7 @@ void GroupCoordinator::unload(int32_t partition, std::string_view why) {
     }
     ++count;
     if (g.join_armed) ctx().cancel(g.join_timer);
+    for (auto& [id, timer] : g.pending) ctx().cancel(timer);
     for (auto& [id, m] : g.members) {
       if (m.heartbeat_armed) ctx().cancel(m.heartbeat_timer);
       send(m.awaiting_join, join_error(m.id, ErrorCode::not_coordinator));
@@ -1221,6 +1272,14 @@ std::vector<std::string> GroupCoordinator::members(const std::string& group) con
   auto it = groups_.find(group);
   if (it == groups_.end()) return {};
   return it->second.join_order;
+}
+
+std::vector<std::string> GroupCoordinator::pending_members(const std::string& group) const {
+  std::vector<std::string> out;
+  auto it = groups_.find(group);
+  if (it == groups_.end()) return out;
+  for (const auto& [id, _] : it->second.pending) out.push_back(id);
+  return out;
 }
 
 std::optional<std::string> GroupCoordinator::leader(const std::string& group) const {

@@ -51,9 +51,17 @@
 // key versions 0/1 for offsets and 2 for group metadata, which the type byte
 // echoes.)
 //
-// Not modelled (see docs/fidelity.md, "Group coordinator"): KIP-394's
-// MEMBER_ID_REQUIRED round trip (the first JoinGroup gets its member id and
-// joins at once, as JoinGroup v0–v3 did); static membership (KIP-345);
+// A new member's first JoinGroup (no member id) does not join (KIP-394,
+// Kafka 2.2+, JoinGroup v4+, which every client here sends): the
+// coordinator hands out a member id, holds it as a pending member for the
+// session timeout, and answers MEMBER_ID_REQUIRED; the member joins when it
+// comes back with that id (doUnknownJoinGroup / doJoinGroup,
+// addPendingMemberExpiration). A pending member keeps a rebalance from
+// completing before the rebalance timeout, as one that has not rejoined
+// does (GroupMetadata.hasAllMembersJoined), until it joins, leaves or
+// expires.
+//
+// Not modelled (see docs/fidelity.md, "Group coordinator"): static membership (KIP-345);
 // offset retention and expiry (offsets.retention.minutes); group deletion
 // and tombstones; transactional offset commits; INVALID_GROUP_ID for an
 // empty group id.
@@ -176,6 +184,8 @@ class GroupCoordinator {
   std::optional<GroupState> group_state(const std::string& group) const;
   std::optional<int32_t> generation(const std::string& group) const;
   std::vector<std::string> members(const std::string& group) const;  // in join order
+  // KIP-394 member ids handed out and not joined yet, in id order.
+  std::vector<std::string> pending_members(const std::string& group) const;
   std::optional<std::string> leader(const std::string& group) const;
   // The cached committed offset, or nullopt.
   std::optional<int64_t> committed(const std::string& group, const TopicPartition& tp) const;
@@ -211,6 +221,9 @@ class GroupCoordinator {
     std::string leader;
     std::map<std::string, Member> members;
     std::vector<std::string> join_order;  // member ids, oldest first
+    // KIP-394: member ids handed out with MEMBER_ID_REQUIRED and not joined
+    // yet, with their expiry (the session timeout of that first JoinGroup).
+    std::map<std::string, sim::TimerId> pending;
     // The pending DelayedJoin / InitialDelayedJoin.
     bool join_armed = false;
     sim::TimerId join_timer;
@@ -259,7 +272,15 @@ class GroupCoordinator {
   std::string new_member_id(const std::string& client_id);
 
   // GroupCoordinator.
-  void add_member_and_rebalance(Group& g, const JoinGroupRequest& r, Reply reply);
+  // doUnknownJoinGroup with requireKnownMemberId: a pending member id,
+  // answered MEMBER_ID_REQUIRED.
+  void add_pending_member(Group& g, const JoinGroupRequest& r, Reply reply);
+  // removePendingMemberAndUpdateGroup (it left or expired).
+  void remove_pending_member(Group& g, const std::string& member_id, std::string_view why);
+  void on_pending_member_expired(const std::string& group, const std::string& member);
+  // `member_id`: the pending id the member came back with.
+  void add_member_and_rebalance(Group& g, const std::string& member_id, const JoinGroupRequest& r,
+                                Reply reply);
   void update_member_and_rebalance(Group& g, Member& m, const JoinGroupRequest& r, Reply reply);
   void maybe_prepare_rebalance(Group& g, std::string_view why);
   void prepare_rebalance(Group& g, std::string_view why);

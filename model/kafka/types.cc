@@ -79,6 +79,7 @@ const char* to_string(ErrorCode e) {
     case ErrorCode::invalid_session_timeout: return "INVALID_SESSION_TIMEOUT";
     case ErrorCode::rebalance_in_progress: return "REBALANCE_IN_PROGRESS";
     case ErrorCode::group_max_size_reached: return "GROUP_MAX_SIZE_REACHED";
+    case ErrorCode::member_id_required: return "MEMBER_ID_REQUIRED";
     case ErrorCode::message_too_large: return "MESSAGE_TOO_LARGE";
     case ErrorCode::record_list_too_large: return "RECORD_LIST_TOO_LARGE";
     case ErrorCode::unknown_server_error: return "UNKNOWN_SERVER_ERROR";

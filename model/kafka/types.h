@@ -145,6 +145,7 @@ enum class ErrorCode {
   invalid_session_timeout,           // INVALID_SESSION_TIMEOUT
   rebalance_in_progress,             // REBALANCE_IN_PROGRESS
   group_max_size_reached,            // GROUP_MAX_SIZE_REACHED
+  member_id_required,                // MEMBER_ID_REQUIRED (KIP-394, JoinGroup v4+)
   message_too_large,                 // MESSAGE_TOO_LARGE
   record_list_too_large,             // RECORD_LIST_TOO_LARGE
   unknown_server_error,              // UNKNOWN_SERVER_ERROR

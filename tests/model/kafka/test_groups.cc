@@ -44,26 +44,54 @@ class Member {
     proc_ = c.world().add_process(host, name, [] { return std::make_unique<MemberProcess>(); });
     c.world().start(proc_);
   }
-  // Sends and returns at once; the answer lands in the result later.
+  // Sends and returns at once; the answer lands in the result later. A
+  // JoinGroup answered MEMBER_ID_REQUIRED is sent again at once with the
+  // member id it was given, as the clients do (KIP-394), and the result is
+  // the answer to that one; send_once() shows the first answer instead.
   std::shared_ptr<std::optional<Response>> send(BrokerId to, Request r) {
     auto out = std::make_shared<std::optional<Response>>();
-    const std::string host = c_.world().network().address(c_.broker_host(to));
-    auto* p = c_.world().process_as<MemberProcess>(proc_);
-    p->client().send(to, NodeAddress{host, c_.broker_config(to).listeners.front().port},
-                     std::move(r), [out](SendError e, const Response* resp) {
-                       if (e == SendError::none && resp != nullptr) *out = *resp;
-                     });
+    send_into(to, std::move(r), out, true);
+    return out;
+  }
+  std::shared_ptr<std::optional<Response>> send_once(BrokerId to, Request r) {
+    auto out = std::make_shared<std::optional<Response>>();
+    send_into(to, std::move(r), out, false);
     return out;
   }
   template <typename T>
   T call(BrokerId to, Request r, Duration limit = Duration::seconds(60)) {
-    auto out = send(to, std::move(r));
+    return wait<T>(send(to, std::move(r)), limit);
+  }
+  template <typename T>
+  T call_once(BrokerId to, Request r, Duration limit = Duration::seconds(60)) {
+    return wait<T>(send_once(to, std::move(r)), limit);
+  }
+
+ private:
+  template <typename T>
+  T wait(const std::shared_ptr<std::optional<Response>>& out, Duration limit) {
     EXPECT_TRUE(c_.run_until([&] { return out->has_value(); }, limit)) << "no answer";
     if (!out->has_value()) return T{};
     return std::get<T>(**out);
   }
-
- private:
+  void send_into(BrokerId to, Request r, std::shared_ptr<std::optional<Response>> out, bool follow) {
+    std::optional<JoinGroupRequest> join;
+    if (follow && std::holds_alternative<JoinGroupRequest>(r)) join = std::get<JoinGroupRequest>(r);
+    const std::string host = c_.world().network().address(c_.broker_host(to));
+    auto* p = c_.world().process_as<MemberProcess>(proc_);
+    p->client().send(to, NodeAddress{host, c_.broker_config(to).listeners.front().port},
+                     std::move(r), [this, to, out, join](SendError e, const Response* resp) {
+                       if (e != SendError::none || resp == nullptr) return;
+                       const auto* j = std::get_if<JoinGroupResponse>(resp);
+                       if (join && j != nullptr && j->error == ErrorCode::member_id_required) {
+                         JoinGroupRequest again = *join;
+                         again.member_id = j->member_id;
+                         send_into(to, std::move(again), out, false);
+                         return;
+                       }
+                       *out = *resp;
+                     });
+  }
   static int& count() {
     static int n = 0;
     return n;
@@ -112,6 +140,23 @@ JoinGroupRequest join(const std::string& group, const std::string& member, const
   return JoinGroupRequest{group, session_ms, rebalance_ms, member, client, "consumer", protocols};
 }
 
+// Starts the cluster, creates topic t (`partitions`, RF 3) and returns the
+// coordinator of group g once it has loaded the group's partition
+// (kNoBroker, with a failure recorded, if any step fails).
+BrokerId start_for_group(Cluster& c, int32_t partitions) {
+  c.start();
+  if (!c.await_ready()) {
+    ADD_FAILURE() << "the cluster did not come up";
+    return kNoBroker;
+  }
+  const ErrorCode created = c.create_topic("t", partitions, 3);
+  if (created != ErrorCode::none) {
+    ADD_FAILURE() << "create_topic: " << to_string(created);
+    return kNoBroker;
+  }
+  return find_coordinator(c, "g");
+}
+
 const GroupCoordinator& coordinator(Cluster& c, BrokerId b) { return *c.broker(b)->group_coordinator(); }
 
 size_t count_trace(Cluster& c, const std::string& needle) {
@@ -147,10 +192,7 @@ TEST(KafkaGroups, OneMemberJoinsSyncsAndHeartbeats) {
   Cluster c(options());
   c.world().trace().keep_lines(true);
   InvariantChecker check(c);
-  c.start();
-  ASSERT_TRUE(c.await_ready());
-  ASSERT_EQ(c.create_topic("t", 2, 3), ErrorCode::none);
-  const BrokerId coord = find_coordinator(c, "g");
+  const BrokerId coord = start_for_group(c, 2);
   ASSERT_NE(coord, kNoBroker);
   Member m(c, "m1");
   const auto j = m.call<JoinGroupResponse>(coord, join("g", "", "c1"));
@@ -264,10 +306,8 @@ TEST(KafkaGroups, AHeartbeatWhileTheRebalanceCompletesIsAnsweredAsTheVersionDoes
 TEST(KafkaGroups, ASecondMemberTriggersARebalanceToGenerationTwo) {
   Cluster c(options());
   InvariantChecker check(c);
-  c.start();
-  ASSERT_TRUE(c.await_ready());
-  ASSERT_EQ(c.create_topic("t", 2, 3), ErrorCode::none);
-  const BrokerId coord = find_coordinator(c, "g");
+  const BrokerId coord = start_for_group(c, 2);
+  ASSERT_NE(coord, kNoBroker);
   Member m1(c, "m1"), m2(c, "m2");
   const auto [a, b] = two_members(c, coord, m1, m2);
   EXPECT_EQ(coordinator(c, coord).generation("g"), 2);
@@ -298,10 +338,8 @@ TEST(KafkaGroups, ASilentMemberExpiresAfterItsSessionTimeoutAndLeaveIsImmediate)
   Cluster c(options());
   c.world().trace().keep_lines(true);
   InvariantChecker check(c);
-  c.start();
-  ASSERT_TRUE(c.await_ready());
-  ASSERT_EQ(c.create_topic("t", 2, 3), ErrorCode::none);
-  const BrokerId coord = find_coordinator(c, "g");
+  const BrokerId coord = start_for_group(c, 2);
+  ASSERT_NE(coord, kNoBroker);
   Member m1(c, "m1"), m2(c, "m2");
   const auto [a, b] = two_members(c, coord, m1, m2);
   // m2's last contact was its SyncGroup, answered when m1's arrived: the
@@ -343,10 +381,8 @@ TEST(KafkaGroups, AMemberThatDoesNotRejoinIsDroppedAfterTheRebalanceTimeout) {
   Cluster c(options());
   c.world().trace().keep_lines(true);
   InvariantChecker check(c);
-  c.start();
-  ASSERT_TRUE(c.await_ready());
-  ASSERT_EQ(c.create_topic("t", 2, 3), ErrorCode::none);
-  const BrokerId coord = find_coordinator(c, "g");
+  const BrokerId coord = start_for_group(c, 2);
+  ASSERT_NE(coord, kNoBroker);
   Member m1(c, "m1"), m2(c, "m2"), m3(c, "m3");
   const auto [a, b] = two_members(c, coord, m1, m2);
   // m3 joins with a 20 s rebalance timeout; m2 keeps heartbeating but never
@@ -428,10 +464,8 @@ TEST(KafkaGroups, ACommittedOffsetSurvivesTheCoordinatorAndIsLoadedByTheNextOne)
   Cluster c(options());
   c.world().trace().keep_lines(true);
   InvariantChecker check(c);
-  c.start();
-  ASSERT_TRUE(c.await_ready());
-  ASSERT_EQ(c.create_topic("t", 2, 3), ErrorCode::none);
-  const BrokerId coord = find_coordinator(c, "g");
+  const BrokerId coord = start_for_group(c, 2);
+  ASSERT_NE(coord, kNoBroker);
   Member m(c, "m1");
   // A client without group management commits (generation -1, member "").
   const auto r = m.call<OffsetCommitResponse>(coord, OffsetCommitRequest{"g", -1, "", {{{"t", 0}, 42}, {{"t", 1}, 7}}});
@@ -485,10 +519,8 @@ TEST(KafkaGroups, TheOffsetsTopicIsCompactedSoRetentionNeverTakesACommit) {
                      {"log.retention.check.interval.ms", "1000"},
                      {"offsets.topic.segment.bytes", "1048576"}}));
   c.world().trace().keep_lines(true);
-  c.start();
-  ASSERT_TRUE(c.await_ready());
-  ASSERT_EQ(c.create_topic("t", 1, 3), ErrorCode::none);
-  const BrokerId coord = find_coordinator(c, "g");
+  const BrokerId coord = start_for_group(c, 1);
+  ASSERT_NE(coord, kNoBroker);
   const std::optional<std::string> config = c.zk_get(std::string("/config/topics/") + kOffsetsTopicName);
   ASSERT_TRUE(config.has_value());
   EXPECT_NE(config->find("\"cleanup.policy\":\"compact\""), std::string::npos) << *config;
@@ -525,10 +557,8 @@ TEST(KafkaGroups, ACommitWaitsForTheIsrAndTimesOutWhileTheFollowersAreCutOff) {
   Cluster c(options());
   c.world().trace().keep_lines(true);
   InvariantChecker check(c);
-  c.start();
-  ASSERT_TRUE(c.await_ready());
-  ASSERT_EQ(c.create_topic("t", 1, 3), ErrorCode::none);
-  const BrokerId coord = find_coordinator(c, "g");
+  const BrokerId coord = start_for_group(c, 1);
+  ASSERT_NE(coord, kNoBroker);
   Member m(c, "m1");
   const TopicPartition otp{kOffsetsTopicName, coordinator(c, coord).partition_for("g")};
   ASSERT_EQ(c.state(otp)->isr.size(), 3u);
@@ -565,10 +595,8 @@ TEST(KafkaGroups, ACommitWaitsForTheIsrAndTimesOutWhileTheFollowersAreCutOff) {
 TEST(KafkaGroups, ErrorsForBadSessionsUnknownMembersOtherProtocolsAndTheWrongBroker) {
   Cluster c(options({{"group.max.size", "2"}}));
   InvariantChecker check(c);
-  c.start();
-  ASSERT_TRUE(c.await_ready());
-  ASSERT_EQ(c.create_topic("t", 2, 3), ErrorCode::none);
-  const BrokerId coord = find_coordinator(c, "g");
+  const BrokerId coord = start_for_group(c, 2);
+  ASSERT_NE(coord, kNoBroker);
   Member m1(c, "m1"), m2(c, "m2"), m3(c, "m3");
   // group.min.session.timeout.ms = 6000, max 1800000 (2.8).
   EXPECT_EQ(m1.call<JoinGroupResponse>(coord, join("g", "", "c1", {{"range", ""}}, 5999)).error,
@@ -605,11 +633,78 @@ TEST(KafkaGroups, ErrorsForBadSessionsUnknownMembersOtherProtocolsAndTheWrongBro
             ErrorCode::unknown_member_id);
   // m2 prefers roundrobin, m1 range: one vote each, both support both; the
   // tie goes to the smaller name. A third member is one too many (KIP-389).
-  auto j2 = m2.send(coord, join("g", "", "c2", {{"roundrobin", "b"}, {"range", "b"}}));
+  // (m2 gets its member id first, so that both JoinGroups make one rebalance.)
+  const auto pending2 = m2.call_once<JoinGroupResponse>(coord, join("g", "", "c2"));
+  ASSERT_EQ(pending2.error, ErrorCode::member_id_required);
+  auto j2 = m2.send(coord, join("g", pending2.member_id, "c2", {{"roundrobin", "b"}, {"range", "b"}}));
   auto j1b = m1.send(coord, join("g", j1.member_id, "c1", {{"range", "a"}, {"roundrobin", "a"}}));
   ASSERT_TRUE(c.run_until([&] { return j2->has_value() && j1b->has_value(); }, Duration::seconds(5)));
   EXPECT_EQ(as<JoinGroupResponse>(j2).protocol_name, "range");
   EXPECT_EQ(m3.call<JoinGroupResponse>(coord, join("g", "", "c3")).error, ErrorCode::group_max_size_reached);
+}
+
+// KIP-394 (Kafka 2.2+, JoinGroup v4+): a JoinGroup without a member id gets
+// an id and MEMBER_ID_REQUIRED, and the group holds the id as pending; the
+// member joins when it comes back with it. A pending id keeps a rebalance
+// from completing early until it joins, leaves or its session times out,
+// and an id that expired is unknown.
+TEST(KafkaGroups, ANewMemberGetsItsIdFirstAndJoinsWithIt) {
+  Cluster c(options());
+  c.world().trace().keep_lines(true);
+  InvariantChecker check(c);
+  const BrokerId coord = start_for_group(c, 2);
+  ASSERT_NE(coord, kNoBroker);
+  const GroupCoordinator& gc = coordinator(c, coord);
+  Member m1(c, "m1"), m2(c, "m2"), m3(c, "m3");
+
+  // The round trip: an id, no member, no rebalance yet.
+  const auto first = m1.call_once<JoinGroupResponse>(coord, join("g", "", "c1"));
+  ASSERT_EQ(first.error, ErrorCode::member_id_required);
+  const std::string id1 = first.member_id;
+  EXPECT_EQ(id1.rfind("c1-", 0), 0u) << id1;
+  EXPECT_EQ(gc.pending_members("g"), std::vector<std::string>{id1});
+  EXPECT_TRUE(gc.members("g").empty());
+  EXPECT_EQ(gc.group_state("g"), GroupState::empty);
+  // A pending id is not a member's.
+  EXPECT_EQ(m1.call<HeartbeatResponse>(coord, HeartbeatRequest{"g", 0, id1}).error,
+            ErrorCode::unknown_member_id);
+  const auto j1 = m1.call<JoinGroupResponse>(coord, join("g", id1, "c1"));
+  ASSERT_EQ(j1.error, ErrorCode::none);
+  EXPECT_EQ(j1.member_id, id1);
+  EXPECT_EQ(j1.generation_id, 1);
+  EXPECT_TRUE(gc.pending_members("g").empty());
+  ASSERT_EQ(m1.call<SyncGroupResponse>(coord, SyncGroupRequest{"g", 1, id1, {{id1, {{"t", 0}, {"t", 1}}}}}).error,
+            ErrorCode::none);
+
+  // m2 takes an id and never comes back; m1 rejoins. The rebalance waits
+  // for the pending id until its session timeout (10 s) drops it, and then
+  // completes without it.
+  const sim::Time pending_at = c.world().now();
+  const auto p2 = m2.call_once<JoinGroupResponse>(coord, join("g", "", "c2", {{"range", "sub:t"}}, 10000));
+  ASSERT_EQ(p2.error, ErrorCode::member_id_required);
+  auto j1b = m1.send(coord, join("g", id1, "c1", {{"range", "sub:t,u"}}));
+  c.run_for(Duration::seconds(5));
+  EXPECT_FALSE(j1b->has_value());
+  EXPECT_EQ(gc.group_state("g"), GroupState::preparing_rebalance);
+  ASSERT_TRUE(c.run_until([&] { return j1b->has_value(); }, Duration::seconds(10)));
+  const Duration waited = c.world().now() - pending_at;
+  EXPECT_GE(waited, Duration::seconds(10));
+  EXPECT_LT(waited, Duration::millis(10100));
+  EXPECT_EQ(as<JoinGroupResponse>(j1b).generation_id, 2);
+  EXPECT_EQ(as<JoinGroupResponse>(j1b).members.size(), 1u);
+  EXPECT_TRUE(gc.pending_members("g").empty());
+  EXPECT_EQ(count_trace(c, "group_pending_member_removed"), 1u);
+  // The expired id is unknown: m2 must start again.
+  EXPECT_EQ(m2.call_once<JoinGroupResponse>(coord, join("g", p2.member_id, "c2")).error,
+            ErrorCode::unknown_member_id);
+
+  // A pending member that leaves gives its id back at once.
+  const auto p3 = m3.call_once<JoinGroupResponse>(coord, join("g", "", "c3"));
+  ASSERT_EQ(p3.error, ErrorCode::member_id_required);
+  EXPECT_EQ(gc.pending_members("g"), std::vector<std::string>{p3.member_id});
+  EXPECT_EQ(m3.call<LeaveGroupResponse>(coord, LeaveGroupRequest{"g", p3.member_id}).error, ErrorCode::none);
+  EXPECT_TRUE(gc.pending_members("g").empty());
+  EXPECT_EQ(gc.members("g"), std::vector<std::string>{id1});
 }
 
 // group.max.size while a rebalance is being prepared. From 2.6 (KAFKA-9885)
