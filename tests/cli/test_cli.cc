@@ -534,6 +534,33 @@ TEST_F(Cli, MergeReportsAnInvariantBreakWithExitThree) {
       << junit;
 }
 
+// The other checkers' counts: a row for each that some seed counted above
+// zero, one line for those every seed counted zero, nothing for counts the
+// lines do not have (a results file from an older build).
+TEST_F(Cli, TheTableShowsTheOtherCheckersCountsThatAreNotZero) {
+  ASSERT_EQ(kafkasim({"sweep", "small.json", "--seeds", "1..3", "--out", "d"}).code, 0);
+  const std::vector<std::string> original = lines(slurp(dir_ / "d" / "results.jsonl"));
+  std::string edited;
+  std::string older;
+  for (const std::string& line : original) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    if (j["seed"] == 2) j["verdict"]["dirty_reads"] = 4;
+    edited += j.dump() + "\n";
+    for (const char* k : {"order_violations", "dirty_reads", "divergent", "skipped"}) j["verdict"].erase(k);
+    older += j.dump() + "\n";
+  }
+  write("d/results.jsonl", edited);
+  Output r = kafkasim({"merge", "d"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\n  dirty_reads +0 +0 +4 +4 +1 +3\n"))) << r.out;
+  EXPECT_NE(r.out.find("\n  0 in every seed: order_violations, divergent, skipped\n"), std::string::npos) << r.out;
+  write("d/results.jsonl", older);
+  r = kafkasim({"merge", "d"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("dirty_reads"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("0 in every seed"), std::string::npos) << r.out;
+}
+
 TEST_F(Cli, SigintStopsTheSweepKeepsCompleteLinesAndResumes) {
   pid_t pid = start({"sweep", "small.json", "--seeds", "1..400", "--jobs", "2", "--out", "big"}, "sigint");
   fs::path results = dir_ / "big" / "results.jsonl";

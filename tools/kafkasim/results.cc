@@ -82,6 +82,12 @@ SeedResult parse_result_line(const nlohmann::json& j) {
   if (const nlohmann::json* x = lookup(j, {"max_stall_s"}); x != nullptr && x->is_number()) {
     r.max_stall_s = x->get<double>();
   }
+  for (auto [key, field] : {std::pair{"order_violations", &SeedResult::order_violations},
+                             std::pair{"dirty_reads", &SeedResult::dirty_reads},
+                             std::pair{"divergent", &SeedResult::divergent},
+                             std::pair{"skipped", &SeedResult::skipped}}) {
+    if (const nlohmann::json* x = lookup(j, {key}); x != nullptr && x->is_number()) r.*field = x->get<int64_t>();
+  }
   if (j.contains("expectations") && j["expectations"].is_array()) {
     for (const nlohmann::json& e : j["expectations"]) {
       if (!e.is_object()) continue;
@@ -204,9 +210,9 @@ std::string distribution_row(const std::string& name, const std::vector<SeedResu
     }
   }
   auto show = [&](T v) { return real ? fmt::format("{:.3f}", static_cast<double>(v)) : fmt::format("{}", v); };
-  if (values.empty()) return fmt::format("  {:<13}{:>10}{:>10}{:>10}{:>10}{:>12}{:>8}\n", name, "-", "-", "-", "-", "-", 0);
+  if (values.empty()) return fmt::format("  {:<17}{:>10}{:>10}{:>10}{:>10}{:>12}{:>8}\n", name, "-", "-", "-", "-", "-", 0);
   std::sort(values.begin(), values.end());
-  return fmt::format("  {:<13}{:>10}{:>10}{:>10}{:>10}{:>12}{:>8}\n", name, show(values.front()),
+  return fmt::format("  {:<17}{:>10}{:>10}{:>10}{:>10}{:>12}{:>8}\n", name, show(values.front()),
                      show(percentile(values, 50)), show(percentile(values, 90)), show(values.back()), positive,
                      values.size());
 }
@@ -288,11 +294,28 @@ std::string verdict_table(const std::vector<SeedResult>& sorted) {
     }
   }
 
-  out += fmt::format("\n  {:<13}{:>10}{:>10}{:>10}{:>10}{:>12}{:>8}\n", "", "min", "p50", "p90", "max", "seeds > 0",
+  out += fmt::format("\n  {:<17}{:>10}{:>10}{:>10}{:>10}{:>12}{:>8}\n", "", "min", "p50", "p90", "max", "seeds > 0",
                      "of");
   out += distribution_row<int64_t>("lost", sorted, [](const SeedResult& r) { return r.lost; }, false);
   out += distribution_row<int64_t>("duplicates", sorted, [](const SeedResult& r) { return r.duplicates; }, false);
   out += distribution_row<double>("max_stall_s", sorted, [](const SeedResult& r) { return r.max_stall_s; }, true);
+  // The other checkers: a row for each that some seed counted above zero,
+  // one line naming those that every seed counted zero.
+  std::string zero;
+  for (auto [name, field] : {std::pair{"order_violations", &SeedResult::order_violations},
+                             std::pair{"dirty_reads", &SeedResult::dirty_reads},
+                             std::pair{"divergent", &SeedResult::divergent},
+                             std::pair{"skipped", &SeedResult::skipped}}) {
+    const bool known = std::any_of(sorted.begin(), sorted.end(), [&](const SeedResult& r) { return (r.*field).has_value(); });
+    const bool positive =
+        std::any_of(sorted.begin(), sorted.end(), [&](const SeedResult& r) { return (r.*field).value_or(0) > 0; });
+    if (positive) {
+      out += distribution_row<int64_t>(name, sorted, [field](const SeedResult& r) { return r.*field; }, false);
+    } else if (known) {
+      zero += fmt::format("{}{}", zero.empty() ? "" : ", ", name);
+    }
+  }
+  if (!zero.empty()) out += fmt::format("  0 in every seed: {}\n", zero);
 
   // Distinct failures, in the order of their first seed.
   std::vector<std::string> order;

@@ -33,6 +33,11 @@ struct SeedResult {
   std::optional<int64_t> lost;
   std::optional<int64_t> duplicates;
   std::optional<double> max_stall_s;
+  // The other checkers' counts (absent from lines of older builds).
+  std::optional<int64_t> order_violations;
+  std::optional<int64_t> dirty_reads;
+  std::optional<int64_t> divergent;
+  std::optional<int64_t> skipped;
   struct Outcome {
     std::string text;
     std::string result;  // "held", "failed", "error"
