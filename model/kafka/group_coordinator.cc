@@ -457,6 +457,9 @@ void GroupCoordinator::handle_join_group(const JoinGroupRequest& r, Reply reply)
         // KIP-389: turned away, and out of the group if it was in it
         // (GroupMetadata.remove: no rebalance of its own).
         erase_member(*g, r.member_id, "group_max_size");
+        if (config().group_rules.turned_away_drops_pending) {
+          remove_pending_member(*g, r.member_id, "group_max_size");
+        }
         send(reply, join_error("", ErrorCode::group_max_size_reached));
       } else if (!supports_protocols(*g, r.protocol_type, r.protocols)) {
         send(reply, join_error(r.member_id, ErrorCode::inconsistent_group_protocol));
@@ -859,6 +862,10 @@ void GroupCoordinator::handle_heartbeat(const HeartbeatRequest& r, Reply reply) 
     send(reply, HeartbeatResponse{e});
   } else if (g == nullptr || g->members.count(r.member_id) == 0) {
     send(reply, HeartbeatResponse{ErrorCode::unknown_member_id});
+  } else if (!config().group_rules.member_checks_before_state &&
+             g->state == GroupState::completing_rebalance) {
+    // Up to 2.4: whatever the member's generation.
+    send(reply, HeartbeatResponse{ErrorCode::rebalance_in_progress});
   } else if (r.generation_id != g->generation) {
     send(reply, HeartbeatResponse{ErrorCode::illegal_generation});
   } else {
@@ -928,6 +935,10 @@ void GroupCoordinator::handle_offset_commit(const OffsetCommitRequest& r, Reply 
     }
   } else if (r.generation_id < 0 && g->state == GroupState::empty) {
     store_offsets(*g, r, std::move(reply));
+  } else if (!config().group_rules.member_checks_before_state &&
+             g->state == GroupState::completing_rebalance) {
+    // Up to 2.4: before asking who sends it.
+    send(reply, commit_error(r, ErrorCode::rebalance_in_progress));
   } else if (g->members.count(r.member_id) == 0) {
     send(reply, commit_error(r, ErrorCode::unknown_member_id));
   } else if (r.generation_id != g->generation) {
