@@ -51,6 +51,17 @@ constexpr int32_t kLeaveTimeoutMs = 5000;
 // deferred commits, which it keeps while the coordinator is away.
 constexpr int64_t kCloseTimeoutMs = 30000;
 
+// librdkafka paces its JoinGroups (rd_kafka_cgrp_join_state_serve): the next
+// goes out once kJoinIntervalMs, plus kJoinErrorBackoffMs after an answer
+// with an error code (rd_interval_backoff in rd_kafka_cgrp_handle_JoinGroup),
+// have passed since the last; the first goes at once (rd_interval_immediate),
+// and MEMBER_ID_REQUIRED resets the interval (rd_interval_reset). A JoinGroup
+// that got no answer (a transport error) adds no backoff. The Java client
+// rejoins at once after UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS and
+// ILLEGAL_GENERATION and waits retry.backoff.ms after other errors.
+constexpr int64_t kJoinIntervalMs = 1000;
+constexpr int64_t kJoinErrorBackoffMs = 1000;
+
 }  // namespace
 
 const char* to_string(GroupConsumer::State s) {
@@ -236,6 +247,16 @@ void GroupConsumer::step() {
   }
   switch (state_) {
     case State::unjoined:
+      if (last_join_) {
+        const sim::Time due = *last_join_ + sim::Duration::millis(kJoinIntervalMs + join_backoff_ms_);
+        if (ctx_.now() < due) {
+          // (rounded up to the next millisecond, the timers' unit here)
+          step_later(static_cast<int32_t>(((due - ctx_.now()).us() + 999) / 1000));
+          return;
+        }
+      }
+      last_join_ = ctx_.now();
+      join_backoff_ms_ = 0;
       join();
       return;
     case State::fetching_offsets:
@@ -348,6 +369,7 @@ void GroupConsumer::join() {
 }
 
 void GroupConsumer::on_join(const kafka::JoinGroupResponse& r) {
+  if (r.error != ErrorCode::none) join_backoff_ms_ = kJoinErrorBackoffMs;
   switch (r.error) {
     case ErrorCode::none:
       break;
@@ -365,6 +387,8 @@ void GroupConsumer::on_join(const kafka::JoinGroupResponse& r) {
       // joinGroupIfNeeded rejoins without one).
       member_id_ = r.member_id;
       state_ = State::unjoined;
+      last_join_.reset();
+      join_backoff_ms_ = 0;
       trace("member_id_required", "");
       step();
       return;

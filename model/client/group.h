@@ -9,7 +9,11 @@
 //      node id Integer.MAX_VALUE - coordinator id for it), with the member id
 //      it has ("" the first time), session.timeout.ms, max.poll.interval.ms
 //      as the rebalance timeout, and one protocol per assignment strategy
-//      carrying its subscription (assignor.h).
+//      carrying its subscription (assignor.h). Without a member id the
+//      coordinator answers MEMBER_ID_REQUIRED with one (KIP-394) and the
+//      member asks again at once with it. JoinGroups are paced as
+//      librdkafka paces them: at most one a second, and a second more after
+//      one answered with an error.
 //   3. The leader computes the assignment over the partition counts its
 //      metadata knows, with the strategy the coordinator chose; every member
 //      sends SyncGroup and gets its partitions.
@@ -237,6 +241,11 @@ class GroupConsumer final : private ConsumerListener {
   bool heartbeat_timer_set_ = false;
   int64_t last_heartbeat_ok_ms_ = 0;
   int64_t last_poll_ms_ = 0;
+  // librdkafka's join interval (rkcg_join_intvl): a JoinGroup at most once
+  // a second, and a second more after one the coordinator answered with an
+  // error; MEMBER_ID_REQUIRED lets the next one go at once.
+  std::optional<sim::Time> last_join_;
+  int64_t join_backoff_ms_ = 0;
   std::map<kafka::TopicPartition, int64_t> committed_;
   int32_t commits_in_flight_ = 0;
   uint64_t next_request_ = 1;

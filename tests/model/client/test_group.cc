@@ -6,6 +6,8 @@
 // max.poll.interval.ms.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -174,8 +176,8 @@ class Member final : public sim::Process, public client::ConsumerListener {
 };
 
 struct GroupLab {
-  explicit GroupLab(uint64_t seed, int32_t partitions = 2)
-      : cluster({.brokers = 3, .seed = seed}) {
+  explicit GroupLab(uint64_t seed, int32_t partitions = 2, std::map<std::string, std::string> broker_properties = {})
+      : cluster({.brokers = 3, .seed = seed, .broker_properties = std::move(broker_properties)}) {
     cluster.start();
     EXPECT_TRUE(cluster.await_ready());
     EXPECT_EQ(cluster.create_topic("t", partitions, 3), ErrorCode::none);
@@ -617,6 +619,55 @@ TEST(GroupConsumerClose, AZeroBackoffNeitherSpinsNorStallsTheGroup) {
 // The leader assigns with the strategy the coordinator chose: on three
 // partitions and two members, range gives the first member (by member id)
 // t-0 and t-1, roundrobin t-0 and t-2.
+// librdkafka's join interval: a member sends a JoinGroup at most once a
+// second, and waits a second more after one answered with an error. Here
+// the coordinator cannot store a new generation (its offsets partition is
+// below min.insync.replicas once the other two brokers are gone), so every
+// SyncGroup fails with COORDINATOR_NOT_AVAILABLE and the members rejoin
+// over and over: once a second each, not every retry.backoff.ms.
+TEST(GroupConsumerPacing, AMemberRejoinsAtMostOnceASecond) {
+  GroupLab lab(5, 2, {{"min.insync.replicas", "2"}});
+  lab.cluster.world().trace().keep_lines(true);
+  // No commits: the members go straight back to JoinGroup (a commit on
+  // revocation would fail the same way and hold the rejoin).
+  client::ConsumerConfig config = GroupLab::config();
+  config.enable_auto_commit = false;
+  lab.add("c1", config);
+  ASSERT_TRUE(lab.cluster.run_until([&] { return lab.settled(2); }, Duration::seconds(60)));
+  auto found = lab.cluster.request(1, FindCoordinatorRequest{"foo"}, Duration::seconds(10));
+  ASSERT_TRUE(found.has_value());
+  const BrokerId coord = std::get<FindCoordinatorResponse>(*found).node;
+  for (BrokerId b : lab.cluster.broker_ids()) {
+    if (b != coord) lab.cluster.kill_broker(b);
+  }
+  // The coordinator drops the others from its ISRs (replica.lag.time.max.ms).
+  lab.cluster.run_for(Duration::seconds(45));
+  const sim::Time from = lab.cluster.world().now();
+  lab.add("c2", config);
+  lab.cluster.run_for(Duration::seconds(20));
+  EXPECT_FALSE(lab.settled(2));
+  // The JoinGroups each member sent, from the trace.
+  std::map<std::string, std::vector<int64_t>> joins;
+  size_t failed_syncs = 0;
+  for (const std::string& line : lab.cluster.world().trace().lines()) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j["t_us"].get<int64_t>() < from.us()) continue;
+    if (j.value("kind", "") != "group") continue;
+    if (j.value("event", "") == "join") joins[j["proc"].get<std::string>()].push_back(j["t_us"].get<int64_t>());
+    if (j.value("why", "") == "COORDINATOR_NOT_AVAILABLE") ++failed_syncs;
+  }
+  EXPECT_GE(failed_syncs, 10u) << "the rebalance keeps failing";
+  for (const auto& [member, times] : joins) {
+    SCOPED_TRACE(member);
+    EXPECT_GE(times.size(), 8u);
+    EXPECT_LE(times.size(), 22u);
+    // Apart from the one right after MEMBER_ID_REQUIRED (c2's first).
+    for (size_t i = member == "c2" ? 2 : 1; i < times.size(); ++i) {
+      EXPECT_GE(times[i] - times[i - 1], 1'000'000) << "join " << i;
+    }
+  }
+}
+
 TEST(GroupConsumerStrategy, TheLeaderUsesTheConfiguredAssignor) {
   for (const std::string strategy : {"range", "roundrobin"}) {
     GroupLab lab(9, 3);
