@@ -54,11 +54,15 @@ constexpr int64_t kCloseTimeoutMs = 30000;
 // librdkafka paces its JoinGroups (rd_kafka_cgrp_join_state_serve): the next
 // goes out once kJoinIntervalMs, plus kJoinErrorBackoffMs after an answer
 // with an error code (rd_interval_backoff in rd_kafka_cgrp_handle_JoinGroup),
-// have passed since the last; the first goes at once (rd_interval_immediate),
-// and MEMBER_ID_REQUIRED resets the interval (rd_interval_reset). A JoinGroup
-// that got no answer (a transport error) adds no backoff. The Java client
-// rejoins at once after UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS and
-// ILLEGAL_GENERATION and waits retry.backoff.ms after other errors.
+// have passed since the last; the first goes at once (rd_interval_immediate).
+// So a JoinGroup or SyncGroup that failed, or a lost coordinator, is
+// followed by a JoinGroup no sooner than that. MEMBER_ID_REQUIRED, and a
+// rejoin that revokes the assignment (a heartbeat's or commit's error, the
+// session timeout, max.poll.interval.ms), reset the interval
+// (rd_interval_reset) and join at once. A JoinGroup that got no answer (a
+// transport error) adds no backoff. The Java client rejoins at once after
+// UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS and ILLEGAL_GENERATION and waits
+// retry.backoff.ms after other errors.
 constexpr int64_t kJoinIntervalMs = 1000;
 constexpr int64_t kJoinErrorBackoffMs = 1000;
 
@@ -387,8 +391,7 @@ void GroupConsumer::on_join(const kafka::JoinGroupResponse& r) {
       // joinGroupIfNeeded rejoins without one).
       member_id_ = r.member_id;
       state_ = State::unjoined;
-      last_join_.reset();
-      join_backoff_ms_ = 0;
+      skip_join_pacing();
       trace("member_id_required", "");
       step();
       return;
@@ -754,12 +757,22 @@ void GroupConsumer::rejoin(bool commit_first, const std::string& why) {
     commit_sync(std::move(offsets), deadline, [this](bool) {
       if (state_ != State::revoking) return;
       state_ = State::unjoined;
+      skip_join_pacing();
       step();
     });
     return;
   }
   state_ = State::unjoined;
+  skip_join_pacing();
   step();
+}
+
+void GroupConsumer::skip_join_pacing() {
+  // "Skip the join backoff": librdkafka resets its join interval once a
+  // revocation is done (rd_kafka_cgrp_unassign_done) or when there is
+  // nothing to revoke (rd_kafka_cgrp_revoke_all_rejoin).
+  last_join_.reset();
+  join_backoff_ms_ = 0;
 }
 
 void GroupConsumer::membership_lost(bool reset_member_id, const std::string& why) {

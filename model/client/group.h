@@ -12,8 +12,10 @@
 //      carrying its subscription (assignor.h). Without a member id the
 //      coordinator answers MEMBER_ID_REQUIRED with one (KIP-394) and the
 //      member asks again at once with it. JoinGroups are paced as
-//      librdkafka paces them: at most one a second, and a second more after
-//      one answered with an error.
+//      librdkafka paces them: after a failed JoinGroup or SyncGroup or a lost
+//      coordinator, the next waits until a second after the last one (two
+//      after a JoinGroup answered with an error); a rejoin that revokes the
+//      assignment goes at once.
 //   3. The leader computes the assignment over the partition counts its
 //      metadata knows, with the strategy the coordinator chose; every member
 //      sends SyncGroup and gets its partitions.
@@ -149,6 +151,8 @@ class GroupConsumer final : private ConsumerListener {
   void trace(const std::string& what, const std::string& why);
   void step();
   void step_later(int32_t delay_ms);
+  // The next JoinGroup may go at once (librdkafka's rd_interval_reset).
+  void skip_join_pacing();
   void find_coordinator();
   // `cause`: the connection-level error that showed it, if any.
   void coordinator_lost(const std::string& why, kafka::SendError cause = kafka::SendError::none);
@@ -241,9 +245,9 @@ class GroupConsumer final : private ConsumerListener {
   bool heartbeat_timer_set_ = false;
   int64_t last_heartbeat_ok_ms_ = 0;
   int64_t last_poll_ms_ = 0;
-  // librdkafka's join interval (rkcg_join_intvl): a JoinGroup at most once
-  // a second, and a second more after one the coordinator answered with an
-  // error; MEMBER_ID_REQUIRED lets the next one go at once.
+  // librdkafka's join interval (rkcg_join_intvl): when the last JoinGroup
+  // went (none: the next goes at once), and the extra wait after one the
+  // coordinator answered with an error.
   std::optional<sim::Time> last_join_;
   int64_t join_backoff_ms_ = 0;
   std::map<kafka::TopicPartition, int64_t> committed_;

@@ -129,12 +129,13 @@ struct GroupRules {
   // they wait for SyncGroup; before (2.2) it is answered
   // REBALANCE_IN_PROGRESS (GroupCoordinator.handleHeartbeat).
   bool heartbeat_while_completing = true;
-  // From Kafka 2.5 a Heartbeat or OffsetCommit is checked for its member and
-  // generation (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION) before the group's
-  // state; up to 2.4 (2.2 profile) one that arrives while the group
-  // completes its rebalance is answered REBALANCE_IN_PROGRESS first, an
-  // OffsetCommit whoever sends it, a Heartbeat from any member whatever its
-  // generation (GroupCoordinator.handleHeartbeat / doCommitOffsets).
+  // From Kafka 2.3 a Heartbeat, and from 2.4 an OffsetCommit, is checked
+  // for its member and generation (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION)
+  // before the group's state; before (2.2 profile) one that arrives while
+  // the group completes its rebalance is answered REBALANCE_IN_PROGRESS
+  // first, an OffsetCommit whoever sends it, a Heartbeat from any member
+  // whatever its generation (GroupCoordinator.handleHeartbeat /
+  // doCommitOffsets).
   bool member_checks_before_state = true;
   // From Kafka 3.0 a member turned away by group.max.size also loses a
   // pending member id (GroupMetadata.remove drops it from pendingMembers),

@@ -458,7 +458,8 @@ void GroupCoordinator::handle_join_group(const JoinGroupRequest& r, Reply reply)
         // (GroupMetadata.remove: no rebalance of its own).
         erase_member(*g, r.member_id, "group_max_size");
         if (config().group_rules.turned_away_drops_pending) {
-          remove_pending_member(*g, r.member_id, "group_max_size");
+          // (answered first; the rebalance may complete below)
+          remove_pending_member(*g, r.member_id, "group_max_size", false);
         }
         send(reply, join_error("", ErrorCode::group_max_size_reached));
       } else if (!supports_protocols(*g, r.protocol_type, r.protocols)) {
@@ -526,14 +527,14 @@ void GroupCoordinator::add_pending_member(Group& g, const JoinGroupRequest& r, R
   send(reply, join_error(id, ErrorCode::member_id_required));
 }
 
-void GroupCoordinator::remove_pending_member(Group& g, const std::string& member_id,
-                                             std::string_view why) {
+void GroupCoordinator::remove_pending_member(Group& g, const std::string& member_id, std::string_view why,
+                                             bool complete) {
   auto it = g.pending.find(member_id);
   if (it == g.pending.end()) return;
   ctx().cancel(it->second);
   g.pending.erase(it);
   ctx().trace("group_pending_member_removed", {{"group", g.id}, {"member", member_id}, {"why", why}});
-  if (g.state == GroupState::preparing_rebalance) try_complete_join(g);
+  if (complete && g.state == GroupState::preparing_rebalance) try_complete_join(g);
 }
 
 void GroupCoordinator::on_pending_member_expired(const std::string& group, const std::string& member) {
@@ -864,7 +865,7 @@ void GroupCoordinator::handle_heartbeat(const HeartbeatRequest& r, Reply reply) 
     send(reply, HeartbeatResponse{ErrorCode::unknown_member_id});
   } else if (!config().group_rules.member_checks_before_state &&
              g->state == GroupState::completing_rebalance) {
-    // Up to 2.4: whatever the member's generation.
+    // Before 2.3: whatever the member's generation.
     send(reply, HeartbeatResponse{ErrorCode::rebalance_in_progress});
   } else if (r.generation_id != g->generation) {
     send(reply, HeartbeatResponse{ErrorCode::illegal_generation});
@@ -937,7 +938,7 @@ void GroupCoordinator::handle_offset_commit(const OffsetCommitRequest& r, Reply 
     store_offsets(*g, r, std::move(reply));
   } else if (!config().group_rules.member_checks_before_state &&
              g->state == GroupState::completing_rebalance) {
-    // Up to 2.4: before asking who sends it.
+    // Before 2.4: before asking who sends it.
     send(reply, commit_error(r, ErrorCode::rebalance_in_progress));
   } else if (g->members.count(r.member_id) == 0) {
     send(reply, commit_error(r, ErrorCode::unknown_member_id));

@@ -275,8 +275,10 @@ class GroupCoordinator {
   // doUnknownJoinGroup with requireKnownMemberId: a pending member id,
   // answered MEMBER_ID_REQUIRED.
   void add_pending_member(Group& g, const JoinGroupRequest& r, Reply reply);
-  // removePendingMemberAndUpdateGroup (it left or expired).
-  void remove_pending_member(Group& g, const std::string& member_id, std::string_view why);
+  // removePendingMemberAndUpdateGroup (it left or expired): the rebalance
+  // may complete, unless `complete` is false (the caller sees to it).
+  void remove_pending_member(Group& g, const std::string& member_id, std::string_view why,
+                             bool complete = true);
   void on_pending_member_expired(const std::string& group, const std::string& member);
   // `member_id`: the pending id the member came back with.
   void add_member_and_rebalance(Group& g, const std::string& member_id, const JoinGroupRequest& r,

@@ -299,20 +299,23 @@ std::string verdict_table(const std::vector<SeedResult>& sorted) {
   out += distribution_row<int64_t>("lost", sorted, [](const SeedResult& r) { return r.lost; }, false);
   out += distribution_row<int64_t>("duplicates", sorted, [](const SeedResult& r) { return r.duplicates; }, false);
   out += distribution_row<double>("max_stall_s", sorted, [](const SeedResult& r) { return r.max_stall_s; }, true);
-  // The other checkers: a row for each that some seed counted above zero,
-  // one line naming those that every seed counted zero.
+  // The other checkers: one line naming those that every seed counted zero,
+  // a row for each other one that some seed counted (its "of" column says
+  // how many: a seed whose run broke an invariant, or a line of an older
+  // build, has no count).
   std::string zero;
   for (auto [name, field] : {std::pair{"order_violations", &SeedResult::order_violations},
                              std::pair{"dirty_reads", &SeedResult::dirty_reads},
                              std::pair{"divergent", &SeedResult::divergent},
                              std::pair{"skipped", &SeedResult::skipped}}) {
-    const bool known = std::any_of(sorted.begin(), sorted.end(), [&](const SeedResult& r) { return (r.*field).has_value(); });
+    const auto counted = std::count_if(sorted.begin(), sorted.end(),
+                                       [&](const SeedResult& r) { return (r.*field).has_value(); });
     const bool positive =
         std::any_of(sorted.begin(), sorted.end(), [&](const SeedResult& r) { return (r.*field).value_or(0) > 0; });
-    if (positive) {
-      out += distribution_row<int64_t>(name, sorted, [field](const SeedResult& r) { return r.*field; }, false);
-    } else if (known) {
+    if (counted == static_cast<std::ptrdiff_t>(sorted.size()) && !positive) {
       zero += fmt::format("{}{}", zero.empty() ? "" : ", ", name);
+    } else if (counted > 0) {
+      out += distribution_row<int64_t>(name, sorted, [field](const SeedResult& r) { return r.*field; }, false);
     }
   }
   if (!zero.empty()) out += fmt::format("  0 in every seed: {}\n", zero);

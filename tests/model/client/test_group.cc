@@ -668,6 +668,37 @@ TEST(GroupConsumerPacing, AMemberRejoinsAtMostOnceASecond) {
   }
 }
 
+// ... but a rejoin that revokes the assignment (here a heartbeat answered
+// REBALANCE_IN_PROGRESS) skips the pacing, as librdkafka resets its join
+// interval when the revocation is done: c1 rejoins well within a second of
+// its first JoinGroup.
+TEST(GroupConsumerPacing, ARevokingRejoinGoesAtOnce) {
+  GroupLab lab(5, 2, {{"group.initial.rebalance.delay.ms", "0"}});
+  lab.cluster.world().trace().keep_lines(true);
+  client::ConsumerConfig config = GroupLab::config();
+  config.enable_auto_commit = false;
+  config.heartbeat_interval_ms = 100;
+  const sim::ProcessId c1 = lab.add("c1", config);
+  ASSERT_TRUE(lab.cluster.run_until(
+      [&] { return lab.group(c1) != nullptr && lab.group(c1)->state() == GroupConsumer::State::stable; },
+      Duration::seconds(30)));
+  lab.add("c2", config);
+  ASSERT_TRUE(lab.cluster.run_until([&] { return lab.settled(2); }, Duration::seconds(30)));
+  std::vector<int64_t> joins;
+  std::optional<int64_t> told;  // when c1 heard of the rebalance
+  for (const std::string& line : lab.cluster.world().trace().lines()) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j.value("kind", "") != "group" || j.value("proc", "") != "c1") continue;
+    if (j.value("event", "") == "join") joins.push_back(j["t_us"].get<int64_t>());
+    if (j.value("event", "") == "rejoin" && !told) told = j["t_us"].get<int64_t>();
+  }
+  // The first JoinGroup, the one with its member id, and the rejoin.
+  ASSERT_EQ(joins.size(), 3u);
+  ASSERT_TRUE(told.has_value());
+  ASSERT_LT(*told - joins[1], 1'000'000) << "within the interval, or the test shows nothing";
+  EXPECT_EQ(joins[2], *told);
+}
+
 TEST(GroupConsumerStrategy, TheLeaderUsesTheConfiguredAssignor) {
   for (const std::string strategy : {"range", "roundrobin"}) {
     GroupLab lab(9, 3);

@@ -282,10 +282,10 @@ std::pair<std::string, std::string> two_members(Cluster& c, BrokerId coord, Memb
 }
 
 // GroupCoordinator.handleHeartbeat in CompletingRebalance: REBALANCE_IN_PROGRESS
-// up to 2.6; from 2.7 NONE, restarting the member's session timer. Up to 2.4
-// (the 2.2 profile) a Heartbeat or OffsetCommit then is answered
-// REBALANCE_IN_PROGRESS before its member and generation are checked; from
-// 2.5 those come first.
+// up to 2.6; from 2.7 NONE, restarting the member's session timer. Before
+// 2.3 (Heartbeat) and 2.4 (OffsetCommit) — the 2.2 profile — one is then
+// answered REBALANCE_IN_PROGRESS before its member and generation are
+// checked; from those releases they come first.
 TEST(KafkaGroups, RequestsWhileTheRebalanceCompletesAreAnsweredAsTheVersionDoes) {
   for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8, VersionProfile::v3_9}) {
     SCOPED_TRACE(to_string(v));
