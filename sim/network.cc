@@ -271,6 +271,13 @@ void Network::deliver_head(uint64_t link_id, int from_side) {
   Stream& s = link.stream[from_side];
   s.timer = {};
   if (s.items.empty()) return;
+  if (from_side == 0 && s.items.front().kind == ItemKind::syn) {
+    // Each (re)transmission of a SYN goes to whoever holds the address at
+    // that moment (the sender's ARP asks again): an address that comes back
+    // while a connect is retrying is reached by its next SYN.
+    const auto holder = host_at(link.side[1].address);
+    link.side[1].host = holder ? *holder : HostId(UINT32_MAX);
+  }
   const Side& src = link.side[from_side];
   const Side& dst = link.side[1 - from_side];
   const HostState& src_host = hosts_.at(src.host.value);

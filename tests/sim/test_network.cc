@@ -725,6 +725,27 @@ TEST(Network, ReplacingAnAddressSilencesTheOldOneAndAnswersOnTheNew) {
   EXPECT_TRUE(rig.log(rig.srv).messages().empty());
 }
 
+// Each SYN retransmission goes to whoever holds the address at that moment:
+// a connect started while no host had the address reaches the host that
+// takes it back before the connect gives up (its SYN at 1 s finds nobody,
+// the one at 3 s finds node2).
+TEST(Network, AConnectRetryingToAnAddressReachesTheHostThatTakesIt) {
+  Pair rig;
+  rig.world.run_until(at_ms(10));
+  rig.world.replace_address(rig.b, "10.0.0.22");
+  const SocketId s = rig.peer(rig.cli).connect("10.0.0.2", kPort);
+  rig.world.run_until(at_ms(2'000));
+  EXPECT_EQ(rig.log(rig.cli).count("connected"), 0u) << rig.log(rig.cli).dump();
+  rig.world.replace_address(rig.b, "10.0.0.2");
+  rig.world.run_until(at_ms(10'000));
+  const std::vector<Seen> connected = rig.log(rig.cli).of("connected");
+  ASSERT_EQ(connected.size(), 1u) << rig.log(rig.cli).dump();
+  EXPECT_EQ(connected[0].socket, s);
+  EXPECT_EQ(connected[0].at, at_ms(10) + Duration::seconds(3) + Duration::millis(2));
+  EXPECT_EQ(rig.world.network().peer_address(s), "10.0.0.2");
+  EXPECT_EQ(rig.log(rig.cli).count("connect_failed"), 0u);
+}
+
 TEST(Network, ARebootedHostResetsAStaleConnectionOnItsNextPacket) {
   Pair rig;
   const SocketId s = rig.connect(rig.cli, "10.0.0.2");
