@@ -98,7 +98,7 @@ TEST_F(Cli, RunPrintsSeedHashCommitFirstThenTimelineVerdictExpectations) {
   EXPECT_EQ(l[0], "seed      3");
   EXPECT_EQ(l[1], "scenario  cli small (small.json)");
   EXPECT_TRUE(std::regex_match(l[2], std::regex("hash      [0-9a-f]{16}"))) << l[2];
-  EXPECT_TRUE(std::regex_match(l[3], std::regex("commit    ([0-9a-f]{12}|unknown)"))) << l[3];
+  EXPECT_TRUE(std::regex_match(l[3], std::regex("commit    ([0-9a-f]{12}(-dirty)?|unknown)"))) << l[3];
   EXPECT_NE(r.out.find("\n  15.000s  kill kafka2\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\nverdict\n  lost 0  duplicates 0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  PASS   lost == 0"), std::string::npos) << r.out;

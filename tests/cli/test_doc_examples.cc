@@ -13,7 +13,8 @@
 //   - a line that is only "..." or "…": any number of lines left out;
 //   - "..." inside a line: any text;
 //   - a line ending in "(stderr)": progress (stderr), any number of lines;
-//   - "commit    <hex>": any build commit (the document was made at one);
+//   - "commit    <hex>": any build commit, "-dirty" or "unknown" (the
+//     document was made at one);
 //   - trailing spaces ignored.
 // Lines between two gaps must follow each other in the output, as shown, and
 // unless a block starts (ends) with a gap, its first (last) line must be the
@@ -141,7 +142,7 @@ std::vector<std::string> words(const std::string& command, std::optional<int>& e
 }
 
 std::string normalise(const std::string& line) {
-  static const std::regex commit("^commit(\\s+)([0-9a-f]{12}|unknown)$");
+  static const std::regex commit("^commit(\\s+)([0-9a-f]{12}(-dirty)?|unknown)$");
   return std::regex_replace(rtrim(line), commit, "commit$1<commit>");
 }
 
@@ -276,6 +277,7 @@ TEST(DocExamples, TheMatcherRefusesWhatTheOutputDoesNotShow) {
   EXPECT_NE(compare({"ab"}, {"abc"}), "") << "a line matches whole";
   EXPECT_EQ(compare({"commit    2637b8c67e31"}, {"commit    d17651b67d70"}), "");
   EXPECT_EQ(compare({"commit    2637b8c67e31"}, {"commit    unknown"}), "") << "a build outside git";
+  EXPECT_EQ(compare({"commit    2637b8c67e31"}, {"commit    d17651b67d70-dirty"}), "") << "a build with local changes";
   EXPECT_EQ(compare({"sweep: 1/10 seeds  ETA 54s      (stderr)", "t"}, {"t"}), "");
   EXPECT_EQ(compare({"explore: 4/4 runs   (stderr)", "t"}, {"explore: 3/4 runs", "explore: 4/4 runs", "t"}), "");
   std::optional<int> exit_code;

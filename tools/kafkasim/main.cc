@@ -21,6 +21,9 @@
 #include "tools/kafkasim/args.h"
 #include "tools/kafkasim/commands.h"
 
+// KAFKASIM_COMMIT, written at build time (tools/kafkasim/commit_stamp.cmake).
+#include "commit_stamp.h"
+
 namespace cli {
 
 const char* build_commit() { return KAFKASIM_COMMIT; }
