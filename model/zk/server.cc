@@ -233,47 +233,83 @@ void Server::send_notifications() {
   }
 }
 
+// Election connections follow QuorumCnxManager (3.5+): each pair of servers
+// keeps one connection, the one the larger id dialled, carrying notifications
+// both ways. A server dials a peer it has no connection to when it has a
+// notification for it (connectOne, at most one connect in progress) and
+// first sends a hello with its id and its own election address. To a larger
+// id that is all: it closes the connection ("Have smaller server identifier,
+// so dropping the connection", startConnection), and the peer, on the hello
+// from a smaller id, closes it too, drops the connection it had with us (the
+// other may still think it up) and dials back to the address the hello gave
+// (handleConnection, connectOne(sid, electionAddr)). A newer connection from a
+// larger id replaces the one we had. Nothing else probes a connection: one
+// whose peer vanished stays until TCP gives up on it or the peer dials anew,
+// and a notification sent meanwhile is lost (its write succeeds).
 void Server::send_election(ServerId to, const Notification& n) {
-  // ZooKeeper keeps one connection per pair of servers and a peer that
-  // reconnects replaces the old one (QuorumCnxManager.receiveConnection): so
-  // answer on the connection the peer last spoke on, which is live even when
-  // our own outgoing one is stuck on the peer's previous boot.
-  auto inbound = election_inbound_by_sid_.find(to);
-  if (inbound != election_inbound_by_sid_.end() && ctx().is_open(sim::SocketId(inbound->second))) {
-    ctx().send(sim::SocketId(inbound->second), sim::Payload(ElectionMessage(n)));
-    return;
-  }
   PeerLink& link = election_links_[to];
-  // QuorumCnxManager keeps one message per peer in its send queue: a newer
+  // One message per peer in the send queue (SEND_CAPACITY): a newer
   // notification replaces one not yet sent.
-  link.queue.clear();
-  link.queue.push_back(sim::Payload(ElectionMessage(n)));
-  if (link.connected) {
-    while (!link.queue.empty()) {
-      ctx().send(link.socket, std::move(link.queue.front()));
-      link.queue.pop_front();
-    }
-  } else if (!link.connecting) {
+  link.queued = n;
+  if (link.has_conn) {
+    ctx().send(link.conn, sim::Payload(ElectionMessage(n)));
+    link.last_sent = n;
+    link.queued.reset();
+  } else if (!link.dialing) {
     const PeerAddress& peer = config_.servers.at(to);
-    link.socket = ctx().connect(peer.host, peer.election_port);
-    link.connecting = true;
+    dial_peer(link, peer.host, peer.election_port);
   }
 }
 
-void Server::on_notification(sim::SocketId from, const Notification& n) {
-  if (config_.servers.count(n.sender) == 0) return;
-  if (election_inbound_.count(from.value) != 0) {
-    auto [it, inserted] = election_inbound_by_sid_.try_emplace(n.sender, from.value);
-    if (!inserted && it->second != from.value) {
-      // The peer came back on a new connection: the old ones are stale.
-      ctx().close(sim::SocketId(it->second));
-      election_inbound_.erase(it->second);
-      it->second = from.value;
-      PeerLink& link = election_links_[n.sender];
-      if (link.connected || link.connecting) ctx().close(link.socket);
-      link = PeerLink{};
-    }
+void Server::dial_peer(PeerLink& link, const std::string& host, uint16_t port) {
+  link.dial = ctx().connect(host, port);
+  link.dialing = true;
+}
+
+void Server::adopt_election_connection(PeerLink& link, sim::SocketId socket, bool dialled) {
+  // The new SendWorker finishes the old one (closing its socket) and sends
+  // what is queued, or else the last notification sent, in case the old
+  // connection lost it (SendWorker.run).
+  if (link.has_conn && link.conn != socket) ctx().close(link.conn);
+  link.conn = socket;
+  link.has_conn = true;
+  link.conn_dialled = dialled;
+  if (link.queued) {
+    link.last_sent = std::move(link.queued);
+    link.queued.reset();
   }
+  if (link.last_sent) ctx().send(socket, sim::Payload(ElectionMessage(*link.last_sent)));
+}
+
+void Server::on_election_hello(sim::SocketId from, const ElectionHello& h) {
+  if (election_inbound_.erase(from.value) == 0) return;  // not a connection we accepted
+  if (h.sid == config_.myid || config_.servers.count(h.sid) == 0) {
+    ctx().close(from);
+    return;
+  }
+  PeerLink& link = election_links_[h.sid];
+  if (h.sid < config_.myid) {
+    // We win the challenge: our side dials. The peer may have a connection
+    // we still think up; it goes first (handleConnection's sw.finish()).
+    ctx().close(from);
+    if (link.has_conn) {
+      ctx().close(link.conn);
+      link.has_conn = false;
+    }
+    if (!link.dialing) dial_peer(link, h.host, h.election_port);
+    return;
+  }
+  adopt_election_connection(link, from, false);
+}
+
+Server::ElectionConnection Server::election_connection(ServerId peer) const {
+  const auto it = election_links_.find(peer);
+  if (it == election_links_.end() || !it->second.has_conn) return {};
+  return {true, it->second.conn_dialled};
+}
+
+void Server::on_notification(const Notification& n) {
+  if (config_.servers.count(n.sender) == 0) return;
   if (state_ != PeerState::looking) {
     // A looking peer asks; tell it who leads.
     if (n.state == PeerState::looking) send_election(n.sender, my_notification());
@@ -1215,12 +1251,14 @@ void Server::on_accept(sim::SocketId socket, uint16_t port) {
 
 void Server::on_connected(sim::SocketId socket) {
   for (auto& [sid, link] : election_links_) {
-    if (link.socket == socket && link.connecting) {
-      link.connecting = false;
-      link.connected = true;
-      while (!link.queue.empty()) {
-        ctx().send(socket, std::move(link.queue.front()));
-        link.queue.pop_front();
+    if (link.dialing && link.dial == socket) {
+      link.dialing = false;
+      const PeerAddress& me = config_.servers.at(config_.myid);
+      ctx().send(socket, sim::Payload(ElectionMessage(ElectionHello{config_.myid, me.host, me.election_port})));
+      if (sid > config_.myid) {
+        ctx().close(socket);  // the peer dials back
+      } else {
+        adopt_election_connection(link, socket, true);
       }
       return;
     }
@@ -1233,8 +1271,8 @@ void Server::on_connected(sim::SocketId socket) {
 
 void Server::on_connect_failed(sim::SocketId socket, sim::ConnectError) {
   for (auto& [sid, link] : election_links_) {
-    if (link.socket == socket) {
-      link = PeerLink{};
+    if (link.dialing && link.dial == socket) {
+      link.dialing = false;  // what is queued waits for the next try
       return;
     }
   }
@@ -1253,20 +1291,16 @@ void Server::on_connect_failed(sim::SocketId socket, sim::ConnectError) {
 void Server::on_closed(sim::SocketId socket, sim::CloseReason) {
   ctx().close(socket);
   for (auto& [sid, link] : election_links_) {
-    if (link.socket == socket) {
-      link = PeerLink{};
+    if (link.has_conn && link.conn == socket) {
+      link.has_conn = false;  // no new connection until there is something to send
+      return;
+    }
+    if (link.dialing && link.dial == socket) {
+      link.dialing = false;
       return;
     }
   }
-  if (election_inbound_.erase(socket.value) != 0) {
-    for (auto it = election_inbound_by_sid_.begin(); it != election_inbound_by_sid_.end(); ++it) {
-      if (it->second == socket.value) {
-        election_inbound_by_sid_.erase(it);
-        break;
-      }
-    }
-    return;
-  }
+  if (election_inbound_.erase(socket.value) != 0) return;
   if (clients_.count(socket.value) != 0) {
     close_client(socket);
     return;
@@ -1280,7 +1314,11 @@ void Server::on_closed(sim::SocketId socket, sim::CloseReason) {
 
 void Server::on_message(sim::SocketId socket, sim::Payload& payload) {
   if (const auto* e = sim::payload_cast<ElectionMessage>(&payload)) {
-    on_notification(socket, std::get<Notification>(*e));
+    if (const auto* hello = std::get_if<ElectionHello>(e)) {
+      on_election_hello(socket, *hello);
+    } else {
+      on_notification(std::get<Notification>(*e));
+    }
   } else if (const auto* q = sim::payload_cast<QuorumMessage>(&payload)) {
     if (state_ == PeerState::leading) {
       on_leader_message(socket, *q);

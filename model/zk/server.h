@@ -68,6 +68,14 @@ class Server final : public sim::Process {
   const std::vector<Txn>& log() const { return log_; }
   std::optional<ServerId> leader() const;
   size_t client_connections() const { return clients_.size(); }
+  // The election connection with `peer`: whether it is up, and whether this
+  // server dialled it (ZooKeeper keeps the one the larger id dialled).
+  struct ElectionConnection {
+    bool up = false;
+    bool dialled = false;
+    friend bool operator==(const ElectionConnection&, const ElectionConnection&) = default;
+  };
+  ElectionConnection election_connection(ServerId peer) const;
 
  private:
   // A sync request waiting for the proposals before it to commit.
@@ -91,16 +99,25 @@ class Server final : public sim::Process {
   void stop_role();
 
   // --- election ---
+  // One peer's election connection, as QuorumCnxManager keeps it: a pair of
+  // servers keeps one connection, the one the larger id dialled; a dial from
+  // the smaller id only asks the larger to dial back.
   struct PeerLink {
-    sim::SocketId socket;
-    bool connected = false;
-    bool connecting = false;
-    std::deque<sim::Payload> queue;
+    sim::SocketId conn;  // the pair's connection (its SendWorker / RecvWorker)
+    bool has_conn = false;
+    bool conn_dialled = false;  // we dialled it (we have the larger id)
+    sim::SocketId dial;  // our connect in progress
+    bool dialing = false;
+    std::optional<Notification> queued;     // the send queue (SEND_CAPACITY 1)
+    std::optional<Notification> last_sent;  // lastMessageSent: sent again on a new connection
   };
   void start_election();
   void send_notifications();
   void send_election(ServerId to, const Notification& n);
-  void on_notification(sim::SocketId from, const Notification& n);
+  void dial_peer(PeerLink& link, const std::string& host, uint16_t port);
+  void adopt_election_connection(PeerLink& link, sim::SocketId socket, bool dialled);
+  void on_election_hello(sim::SocketId from, const ElectionHello& h);
+  void on_notification(const Notification& n);
   void check_election_outcome();
   void conclude_election();
   Vote my_initial_vote() const;
@@ -194,8 +211,7 @@ class Server final : public sim::Process {
   sim::TimerId election_timer_;
   sim::TimerId finalize_timer_;
   std::map<ServerId, PeerLink> election_links_;
-  std::set<uint64_t> election_inbound_;
-  std::map<ServerId, uint64_t> election_inbound_by_sid_;  // the peer's latest connection to us
+  std::set<uint64_t> election_inbound_;  // accepted, not yet identified by a hello
 
   // leader
   std::map<uint64_t, LearnerHandle> learners_;  // by socket

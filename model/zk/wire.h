@@ -45,7 +45,16 @@ struct Notification {
   uint64_t election_epoch = 0;  // the sender's logical clock
   Vote vote;
 };
-using ElectionMessage = std::variant<Notification>;
+// The first message on an election connection, from the server that dialled
+// (QuorumCnxManager's initial message, protocol 3.5+): its id and the election
+// address its own configuration gives it, where a peer with a larger id dials
+// it back.
+struct ElectionHello {
+  ServerId sid = 0;
+  std::string host;
+  uint16_t election_port = 0;
+};
+using ElectionMessage = std::variant<Notification, ElectionHello>;
 
 // --- quorum (Zab) -----------------------------------------------------------------
 

@@ -323,6 +323,71 @@ TEST(ZkEnsemble, ReplacedServerIsInvisibleToClientsWithTheOldConnectString) {
                           Duration::seconds(10)));
 }
 
+// QuorumCnxManager keeps one election connection per pair of servers, the
+// one the larger id dialled: a dial from the smaller id is dropped once it
+// has said who it is, and the larger id dials back (startConnection,
+// handleConnection).
+TEST(ZkEnsemble, EachPairKeepsOneElectionConnectionTheLargerIdDialled) {
+  Ensemble e;
+  e.start();
+  ASSERT_TRUE(e.run_until([&] { return e.serving_count() == 3; }, Duration::seconds(2)));
+  const auto check_pairs = [&](const char* when) {
+    for (int small = 1; small <= 3; ++small) {
+      for (int large = small + 1; large <= 3; ++large) {
+        EXPECT_EQ(e.server(large)->election_connection(static_cast<ServerId>(small)),
+                  (Server::ElectionConnection{.up = true, .dialled = true}))
+            << when << ": " << large << " to " << small;
+        EXPECT_EQ(e.server(small)->election_connection(static_cast<ServerId>(large)),
+                  (Server::ElectionConnection{.up = true, .dialled = false}))
+            << when << ": " << small << " to " << large;
+      }
+    }
+  };
+  check_pairs("at the start");
+  // A restarted server has no connections; its notifications to the larger
+  // ids come back to it as their dials, and it dials the smaller ones.
+  e.world().kill(e.process(2));
+  e.world().start(e.process(2));
+  ASSERT_TRUE(e.run_until([&] { return e.serving_count() == 3; }, Duration::seconds(10)));
+  check_pairs("after server 2 restarted");
+}
+
+// A server that comes back under an address its peers' and its own
+// configurations do not give: it can keep only the connections it dials
+// itself, those to smaller ids. The larger ids dial back to the address its
+// hello names, the old one, in vain. So server 3 (the largest id) rejoins,
+// and server 1 (the smallest) never hears a vote again.
+TEST(ZkEnsemble, AServerUnderANewAddressRejoinsOnlyIfItHasTheLargerIds) {
+  {
+    Ensemble e;
+    e.start();
+    ASSERT_TRUE(e.run_until([&] { return e.serving_count() == 3; }, Duration::seconds(2)));
+    // Server 3 leads; 1 and 2 elect 2 without it, in a newer epoch, so that
+    // it does not win again (its peers would dial its old address to follow).
+    e.world().power_off(e.host(3));
+    ASSERT_TRUE(e.run_until([&] { return e.leader() == std::optional<int>(2) && e.serving_count() == 2; },
+                            Duration::seconds(30)));
+    e.world().replace_address(e.host(3), "10.0.0.13");
+    e.world().power_on(e.host(3));
+    EXPECT_TRUE(e.run_until([&] { return e.serving_count() == 3; }, Duration::seconds(30)))
+        << "server 3 dials 1 and 2 itself, and follows 2 at its unchanged address";
+    EXPECT_EQ(e.server(1)->election_connection(3), (Server::ElectionConnection{.up = true, .dialled = false}));
+  }
+  {
+    Ensemble e;
+    e.start();
+    ASSERT_TRUE(e.run_until([&] { return e.serving_count() == 3; }, Duration::seconds(2)));
+    e.world().power_off(e.host(1));
+    e.world().replace_address(e.host(1), "10.0.0.11");
+    e.world().power_on(e.host(1));
+    e.run_for(Duration::seconds(60));
+    EXPECT_EQ(e.serving_count(), 2);
+    EXPECT_EQ(e.server(1)->state(), PeerState::looking);
+    EXPECT_FALSE(e.server(2)->election_connection(1).up);
+    EXPECT_FALSE(e.server(3)->election_connection(1).up);
+  }
+}
+
 // The whole text trace of one election, pinned: any change in how elections
 // run shows up as a diff. Regenerate with KAFKASIM_UPDATE_GOLDEN=1.
 TEST(ZkEnsemble, GoldenElectionTrace) {
