@@ -73,11 +73,6 @@ void Broker::on_start() {
       ctx(), NetworkClient::Options{config_.replica_socket_timeout_ms, 1});
   shutdown_client_ = std::make_unique<NetworkClient>(
       ctx(), NetworkClient::Options{config_.request_timeout_ms, 1});
-  // KafkaServer.createBrokerInfo, once at start: a listener without a host
-  // advertises this machine's own (InetAddress.getLocalHost), and every later
-  // registration (after a session expiry, processRegisterBrokerAndReelect)
-  // sends the same BrokerInfo — even if the host's address has changed since.
-  start_address_ = ctx().address();
   ctx().trace("broker_starting", {{"broker", config_.broker_id},
                                   {"version", to_string(config_.version)}});
   load_logs();
@@ -263,12 +258,20 @@ void Broker::create_top_level_paths(size_t i) {
 }
 
 void Broker::register_broker() {
+  // KafkaServer.createBrokerInfo, once per process, just before the first
+  // registration (after initZkClient has connected and created the top-level
+  // paths): a listener without a host advertises this machine's own
+  // (InetAddress.getLocalHost) as it is then; a retry of that registration
+  // and every later one (after a session expiry,
+  // processRegisterBrokerAndReelect) send the same BrokerInfo, even if the
+  // host's address has changed since.
+  if (!advertised_address_) advertised_address_ = ctx().address();
   znodes::BrokerRegistration reg;
   reg.id = config_.broker_id;
   reg.timestamp_ms = ctx().now().us() / 1000;
   for (const Listener& l : config_.advertised_listeners) {
     Endpoint e{l.name, l.host, l.port};
-    if (e.host.empty() || e.host == "0.0.0.0") e.host = start_address_;
+    if (e.host.empty() || e.host == "0.0.0.0") e.host = *advertised_address_;
     reg.endpoints.push_back(e);
   }
   const uint64_t generation = zk_generation_;

@@ -359,7 +359,8 @@ class Broker final : public sim::Process {
   uint64_t zk_generation_ = 0;
   bool zk_ready_ = false;
   bool listening_ = false;      // the listeners are bound once ZooKeeper first answers (start_listening)
-  std::string start_address_;  // the host's address when the process started (register_broker)
+  // The host's address when this process first registered (register_broker).
+  std::optional<std::string> advertised_address_;
   bool registered_ = false;
   int64_t broker_epoch_ = -1;
   bool shutting_down_ = false;

@@ -939,6 +939,39 @@ TEST(KafkaBroker, RestartWithinTheSessionTimeoutFailsAndLaterSucceeds) {
                           Duration::seconds(10)));
 }
 
+// KafkaServer.createBrokerInfo runs once, just before the first
+// registration, after the ZooKeeper client has connected: a listener without
+// a host advertises the machine's address as it is then, not as it was when
+// the process started. (Found by `kafkasim fuzz --property liveness --seed
+// 306`: a broker started while its host was at a temporary address,
+// registered once the host was back, and named the temporary one for good.)
+TEST(KafkaBroker, TheAdvertisedAddressIsTheHostsWhenTheBrokerFirstRegisters) {
+  Cluster c({.brokers = 2});
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  const BrokerId victim = c.broker_ids().back();
+  const sim::HostId host = c.broker_host(victim);
+  const std::string first = c.world().network().address(host);
+  c.kill_broker(victim);
+  c.run_for(Duration::seconds(20));  // its session expires (18 s)
+  // The broker starts while ZooKeeper does not answer, and its host moves
+  // before it can register.
+  c.world().pause(c.zk_process(1));
+  c.start_broker(victim);
+  c.run_for(Duration::seconds(1));
+  c.world().replace_address(host, "10.0.9.9");
+  c.world().resume(c.zk_process(1));
+  ASSERT_TRUE(c.run_until([&] { return c.broker(victim) && c.broker(victim)->registered(); },
+                          Duration::seconds(30)));
+  const auto data = c.zk_get(fmt::format("/brokers/ids/{}", victim));
+  ASSERT_TRUE(data.has_value());
+  const auto reg = znodes::decode_broker(victim, *data);
+  ASSERT_TRUE(reg.has_value());
+  ASSERT_FALSE(reg->endpoints.empty());
+  EXPECT_NE(first, "10.0.9.9");
+  EXPECT_EQ(reg->endpoints.front().host, "10.0.9.9");
+}
+
 TEST(KafkaBroker, MetadataForAnUnknownTopicCreatesIt) {
   Cluster c({.brokers = 3, .broker_properties = {{"num.partitions", "4"}, {"default.replication.factor", "2"}}});
   c.start();
