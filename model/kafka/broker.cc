@@ -93,13 +93,28 @@ void Broker::on_start() {
   const int32_t timeout_ms = config_.zookeeper_connection_timeout_ms > 0 ? config_.zookeeper_connection_timeout_ms
                                                                         : config_.zookeeper_session_timeout_ms;
   ctx().after(sim::Duration::millis(timeout_ms), [this, timeout_ms] {
-    if (listening_ || shutting_down_) return;
+    if (zk_ready_ || shutting_down_) return;
     ctx().trace("zk_connect_timeout", {{"broker", config_.broker_id}, {"timeout_ms", timeout_ms}});
     shutting_down_ = true;
     if (zk_) zk_->close();
     ctx().exit();
   });
   schedule_tasks();
+}
+
+void Broker::start_serving_requests() {
+  // The end of KafkaServer.startup (the rest of it, after the registration,
+  // starts the controller, coordinators and request handlers without
+  // waiting on anyone): requests that waited on connections made before are
+  // read now, in order.
+  if (serving_requests_) return;
+  serving_requests_ = true;
+  start_listening();
+  std::vector<sim::SocketId> waiting;
+  for (const auto& [socket, c] : connections_) {
+    if (!c.pending.empty()) waiting.push_back(socket);
+  }
+  for (const sim::SocketId socket : waiting) dispatch(socket);
 }
 
 void Broker::start_listening() {
@@ -212,7 +227,7 @@ void Broker::on_session_state(uint64_t generation, zk::SessionState state) {
     case zk::SessionState::connected:
       if (!zk_ready_) {
         zk_ready_ = true;
-        start_listening();
+        if (!config_.startup_rules.listen_at_end_of_startup) start_listening();
         create_top_level_paths(0);
       }
       break;
@@ -312,6 +327,7 @@ void Broker::register_broker() {
                   ctx().trace("broker_registered",
                               {{"broker", config_.broker_id}, {"broker_epoch", broker_epoch_}});
                   elect_controller();
+                  start_serving_requests();
                 });
               });
 }
@@ -537,6 +553,10 @@ void Broker::on_message(sim::SocketId s, sim::Payload& p) {
   if (auto* frame = sim::payload_cast<RequestFrame>(&p)) {
     if (ServerConnection* found = connections_.find(s)) {
       ServerConnection& c = *found;
+      if (!serving_requests_) {
+        c.pending.push_back(std::move(*frame));  // read once startup is done
+        return;
+      }
       if (!c.busy && c.pending.empty() &&
           (nothing_locked() || (!handlers_exhausted() && !waits_for_lock(frame->body, parked_.size())))) {
         serve(s, c, *frame);
@@ -568,6 +588,7 @@ void Broker::on_closed(sim::SocketId s, sim::CloseReason r) {
 }
 
 void Broker::dispatch(sim::SocketId socket) {
+  if (!serving_requests_) return;
   ServerConnection* found = connections_.find(socket);
   if (found == nullptr || found->busy || found->pending.empty()) return;
   ServerConnection& c = *found;

@@ -116,6 +116,7 @@ class Broker final : public sim::Process {
   void register_broker();
   void elect_controller();
   void start_listening();
+  void start_serving_requests();
   void register_controller(ControllerEpoch next, int32_t epoch_version, int64_t timestamp_ms);
   void check_controller_and_epoch(ControllerEpoch next);
   void check_controller_epoch(ControllerEpoch next);
@@ -358,7 +359,8 @@ class Broker final : public sim::Process {
   std::vector<std::shared_ptr<std::function<void(std::string)>>> fetches_;
   uint64_t zk_generation_ = 0;
   bool zk_ready_ = false;
-  bool listening_ = false;      // the listeners are bound once ZooKeeper first answers (start_listening)
+  bool listening_ = false;      // the listeners are bound (start_listening): StartupRules say when
+  bool serving_requests_ = false;  // startup is done: requests are read (start_serving_requests)
   // The host's address when this process first registered (register_broker).
   std::optional<std::string> advertised_address_;
   bool registered_ = false;

@@ -144,6 +144,20 @@ struct GroupRules {
   bool turned_away_drops_pending = true;
 };
 
+// Where a release's broker startup differs in mechanism; set by the version
+// profile, as ReplicationRules are.
+struct StartupRules {
+  // Every release answers no request before its startup is done, after the
+  // broker has registered (KafkaServer.startup: startProcessingRequests /
+  // enableRequestProcessing at its end; KAFKA-6772, Kafka 2.0). Until 3.3 the
+  // listener's port is bound early, once the ZooKeeper client is up
+  // (SocketServer.startup(startProcessingRequests = false)): connections are
+  // made and their requests wait unread. From 3.3 (KAFKA-13649, KIP-801) a
+  // port is opened only when processing starts (Acceptor.start), so a
+  // connection before that is refused.
+  bool listen_at_end_of_startup = true;
+};
+
 struct BrokerConfig {
   VersionProfile version = VersionProfile::v3_9;
   BrokerId broker_id = -1;                  // broker.id (required)
@@ -191,6 +205,7 @@ struct BrokerConfig {
   ReplicationRules replication_rules{.min_isr_holds_high_watermark = true,
                                      .new_epoch_forgets_out_of_sync_fetch = true};
   GroupRules group_rules;  // the 2.8 and 3.9 profiles; 2.2 has the older rule
+  StartupRules startup_rules;  // the 3.9 profile; 2.2 and 2.8 bind early
   // A simulation-only what-if, not a Kafka key: "kafkasim.truncation" =
   // leader-epoch (default) | high-watermark.
   Truncation truncation = Truncation::leader_epoch;

@@ -972,6 +972,57 @@ TEST(KafkaBroker, TheAdvertisedAddressIsTheHostsWhenTheBrokerFirstRegisters) {
   EXPECT_EQ(reg->endpoints.front().host, "10.0.9.9");
 }
 
+// A broker reads no request before its startup is done, once it has
+// registered (KafkaServer.startup ends with startProcessingRequests /
+// enableRequestProcessing). Up to 3.2 the port is bound once the ZooKeeper
+// client is up, so a connection is made and its request waits; from 3.3
+// (KIP-801) the port opens only then, so a connection is refused.
+TEST(KafkaBroker, NoRequestIsReadBeforeTheBrokerHasRegistered) {
+  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8, VersionProfile::v3_9}) {
+    SCOPED_TRACE(to_string(v));
+    Cluster c({.brokers = 2, .version = v});
+    c.world().trace().keep_lines(true);
+    c.start();
+    ASSERT_TRUE(c.await_ready());
+    const BrokerId victim = c.broker_ids().back();
+    c.kill_broker(victim);
+    c.run_for(Duration::seconds(20));  // its session expires
+    // Started again, the broker connects to ZooKeeper; ZooKeeper then stops
+    // answering, before the broker can register.
+    const std::string connected =
+        fmt::format("\"proc\":\"kafka-{}\",\"kind\":\"zk_connected\"", victim);
+    const auto connects = [&] {
+      size_t n = 0;
+      for (const std::string& line : c.world().trace().lines()) n += line.find(connected) != std::string::npos;
+      return n;
+    };
+    const size_t before = connects();
+    c.start_broker(victim);
+    ASSERT_TRUE(c.run_until([&] { return connects() > before; }, Duration::seconds(10)));
+    c.world().pause(c.zk_process(1));
+    ASSERT_FALSE(c.broker(victim)->registered());
+    std::optional<SendError> outcome;
+    c.send(victim, MetadataRequest{}, [&](SendError e, const Response*) { outcome = e; });
+    c.run_for(Duration::seconds(5));
+    if (v == VersionProfile::v3_9) {
+      ASSERT_TRUE(outcome.has_value()) << "the connection is refused";
+      EXPECT_NE(*outcome, SendError::none);
+    } else {
+      EXPECT_FALSE(outcome.has_value()) << "the request waits unread";
+      EXPECT_TRUE(c.client_connected(victim));
+    }
+    // ZooKeeper answers again: the broker registers and reads what waited.
+    c.world().resume(c.zk_process(1));
+    ASSERT_TRUE(c.run_until([&] { return c.broker(victim)->registered(); }, Duration::seconds(30)));
+    if (v != VersionProfile::v3_9) {
+      ASSERT_TRUE(c.run_until([&] { return outcome.has_value(); }, Duration::seconds(5)));
+      EXPECT_EQ(*outcome, SendError::none);
+    }
+    auto r = c.request(victim, MetadataRequest{});
+    EXPECT_TRUE(r.has_value());
+  }
+}
+
 TEST(KafkaBroker, MetadataForAnUnknownTopicCreatesIt) {
   Cluster c({.brokers = 3, .broker_properties = {{"num.partitions", "4"}, {"default.replication.factor", "2"}}});
   c.start();
