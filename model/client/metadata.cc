@@ -132,6 +132,14 @@ void Metadata::on_answer(const kafka::MetadataResponse& r) {
   if (!r.brokers.empty()) {
     brokers_.clear();
     for (const kafka::BrokerMetadata& b : r.brokers) brokers_[b.id] = {b.host, b.port};
+  } else {
+    // A broker that names no broker (its metadata cache is empty: the
+    // controller has not reached it) taught nothing: the next request goes
+    // to the next server, as after a failure. librdkafka picks a usable
+    // broker at random for each request (rd_kafka_broker_any_usable), the
+    // Java client the least loaded one; asking the same one again and again
+    // would never learn the cluster.
+    ++next_;
   }
   bool missing = false;
   for (const kafka::TopicMetadata& t : r.topics) {

@@ -692,5 +692,41 @@ TEST(ProducerSizes, ARetriedBatchTakesWhatFitsMessageMaxBytes) {
   EXPECT_EQ(retried_batches, (std::vector<size_t>{7, 7, 6}));
 }
 
+// A broker the controller cannot reach (it advertises an address nobody
+// holds) keeps an empty metadata cache and answers Metadata naming no broker.
+// The client's next request goes to the next bootstrap server, which knows
+// the cluster; asking the first one again would never learn it. (Found in a
+// `kafkasim fuzz --property liveness --seed 306` case, where a group member
+// asked such a broker every 100 ms for two minutes.)
+TEST(ClientMetadata, AnAnswerNamingNoBrokerSendsTheNextRequestElsewhere) {
+  Cluster c({.brokers = 2});
+  c.reconfigure_broker(2, {{"advertised.listeners", "PLAINTEXT://10.9.9.9:9092"}});
+  c.start();
+  // (await_ready would wait for broker 2 to learn of the cluster: it never does.)
+  ASSERT_TRUE(c.run_until(
+      [&] {
+        return c.broker(1)->registered() && c.broker(2)->registered() && c.controller().has_value() &&
+               c.broker(1)->metadata().brokers.size() == 2;
+      },
+      Duration::seconds(60)));
+  ASSERT_EQ(c.create_topic("t", 1, 1, {}, {{0, {1}}}), ErrorCode::none);
+  const auto real = [&](BrokerId id) {
+    return client::BootstrapServer{c.world().network().address(c.broker_host(id)), 9092};
+  };
+  const auto empty = c.request(2, MetadataRequest{std::vector<std::string>{"t"}, false});
+  ASSERT_TRUE(empty.has_value());
+  ASSERT_TRUE(std::get<MetadataResponse>(*empty).brokers.empty()) << "broker 2 was never told of the cluster";
+  client::ProducerConfig pc;
+  pc.bootstrap = {real(2), real(1)};
+  check::History history;
+  const sim::HostId host = c.world().add_host("clients", "10.0.8.1");
+  const sim::ProcessId p = c.world().add_process(host, "producer", [&] {
+    return std::make_unique<RecordingProducer>(pc, RecordingProducer::Options{.topic = "t"}, &history);
+  });
+  c.world().start(p);
+  EXPECT_TRUE(c.run_until([&] { return c.world().process_as<RecordingProducer>(p)->acknowledged() > 0; },
+                          Duration::seconds(10)));
+}
+
 }  // namespace
 }  // namespace kafka::testing
