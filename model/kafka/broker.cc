@@ -93,7 +93,7 @@ void Broker::on_start() {
   const int32_t timeout_ms = config_.zookeeper_connection_timeout_ms > 0 ? config_.zookeeper_connection_timeout_ms
                                                                         : config_.zookeeper_session_timeout_ms;
   ctx().after(sim::Duration::millis(timeout_ms), [this, timeout_ms] {
-    if (zk_ready_ || shutting_down_) return;
+    if (zk_connected_once_ || shutting_down_) return;
     ctx().trace("zk_connect_timeout", {{"broker", config_.broker_id}, {"timeout_ms", timeout_ms}});
     shutting_down_ = true;
     if (zk_) zk_->close();
@@ -227,6 +227,7 @@ void Broker::on_session_state(uint64_t generation, zk::SessionState state) {
     case zk::SessionState::connected:
       if (!zk_ready_) {
         zk_ready_ = true;
+        zk_connected_once_ = true;
         if (!config_.startup_rules.listen_at_end_of_startup) start_listening();
         create_top_level_paths(0);
       }

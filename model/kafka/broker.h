@@ -359,6 +359,10 @@ class Broker final : public sim::Process {
   std::vector<std::shared_ptr<std::function<void(std::string)>>> fetches_;
   uint64_t zk_generation_ = 0;
   bool zk_ready_ = false;
+  // The first session connected: zookeeper.connection.timeout.ms bounds only
+  // that first wait (initZkClient); a session after an expiry waits as long
+  // as it takes.
+  bool zk_connected_once_ = false;
   bool listening_ = false;      // the listeners are bound (start_listening): StartupRules say when
   bool serving_requests_ = false;  // startup is done: requests are read (start_serving_requests)
   // The host's address when this process first registered (register_broker).

@@ -149,12 +149,13 @@ struct GroupRules {
 struct StartupRules {
   // Every release answers no request before its startup is done, after the
   // broker has registered (KafkaServer.startup: startProcessingRequests /
-  // enableRequestProcessing at its end; KAFKA-6772, Kafka 2.0). Until 3.3 the
+  // enableRequestProcessing at its end; KAFKA-6772, Kafka 2.0). Up to 3.4 the
   // listener's port is bound early, once the ZooKeeper client is up
-  // (SocketServer.startup(startProcessingRequests = false)): connections are
-  // made and their requests wait unread. From 3.3 (KAFKA-13649, KIP-801) a
-  // port is opened only when processing starts (Acceptor.start), so a
-  // connection before that is refused.
+  // (SocketServer.startup(startProcessingRequests = false); from 3.3 the
+  // Acceptor's constructor): connections are made and their requests wait
+  // unread. From 3.5 (KAFKA-14658) a port with a fixed number is opened only
+  // when processing starts (Acceptor.start), so a connection before that is
+  // refused.
   bool listen_at_end_of_startup = true;
 };
 

@@ -16,6 +16,9 @@ using model::Overloaded;
 // FastLeaderElection: finalizeWait and maxNotificationInterval.
 constexpr sim::Duration kFinalizeWait = sim::Duration::millis(200);
 constexpr sim::Duration kMaxNotificationInterval = sim::Duration::seconds(60);
+// QuorumCnxManager gives an election connect zookeeper.cnxTimeout (cnxTO,
+// 5 s), then gives up (initiateConnection, sock.connect(addr, cnxTO)).
+constexpr sim::Duration kElectionConnectTimeout = sim::Duration::seconds(5);
 
 int64_t to_ms(sim::Time t) { return t.us() / 1000; }
 
@@ -257,13 +260,23 @@ void Server::send_election(ServerId to, const Notification& n) {
     link.queued.reset();
   } else if (!link.dialing) {
     const PeerAddress& peer = config_.servers.at(to);
-    dial_peer(link, peer.host, peer.election_port);
+    dial_peer(to, peer.host, peer.election_port);
   }
 }
 
-void Server::dial_peer(PeerLink& link, const std::string& host, uint16_t port) {
+void Server::dial_peer(ServerId peer, const std::string& host, uint16_t port) {
+  PeerLink& link = election_links_[peer];
   link.dial = ctx().connect(host, port);
   link.dialing = true;
+  // A connect not made within cnxTO is given up; the next notification or
+  // hello dials again.
+  const sim::SocketId socket = link.dial;
+  ctx().after(kElectionConnectTimeout, [this, peer, socket] {
+    PeerLink& l = election_links_[peer];
+    if (!l.dialing || l.dial != socket) return;
+    ctx().close(socket);
+    l.dialing = false;
+  });
 }
 
 void Server::adopt_election_connection(PeerLink& link, sim::SocketId socket, bool dialled) {
@@ -296,7 +309,7 @@ void Server::on_election_hello(sim::SocketId from, const ElectionHello& h) {
       ctx().close(link.conn);
       link.has_conn = false;
     }
-    if (!link.dialing) dial_peer(link, h.host, h.election_port);
+    if (!link.dialing) dial_peer(h.sid, h.host, h.election_port);
     return;
   }
   adopt_election_connection(link, from, false);

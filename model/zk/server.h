@@ -114,7 +114,7 @@ class Server final : public sim::Process {
   void start_election();
   void send_notifications();
   void send_election(ServerId to, const Notification& n);
-  void dial_peer(PeerLink& link, const std::string& host, uint16_t port);
+  void dial_peer(ServerId peer, const std::string& host, uint16_t port);
   void adopt_election_connection(PeerLink& link, sim::SocketId socket, bool dialled);
   void on_election_hello(sim::SocketId from, const ElectionHello& h);
   void on_notification(const Notification& n);
