@@ -17,7 +17,8 @@
 //   retries                = message.send.max.retries    (librdkafka)
 //   message.timeout.ms     = delivery.timeout.ms         (librdkafka; Java's name)
 //   linger.ms              = queue.buffering.max.ms      (librdkafka)
-//   max.in.flight          = max.in.flight.requests.per.connection (librdkafka)
+//   max.in.flight          = max.in.flight.requests.per.connection (librdkafka;
+//                            producer and consumer, as librdkafka's is)
 //   compression.codec      = compression.type            (librdkafka; no effect)
 //   fetch.wait.max.ms      = fetch.max.wait.ms           (Java's name)
 //   fetch.message.max.bytes = max.partition.fetch.bytes  (librdkafka; Java's name)
@@ -220,6 +221,7 @@ constexpr Alias kConsumerAliases[] = {
     {"fetch.message.max.bytes", "max.partition.fetch.bytes"},
     {"request.timeout.ms", "socket.timeout.ms"},
     {"retry.backoff.ms", "fetch.error.backoff.ms"},
+    {"max.in.flight", "max.in.flight.requests.per.connection"},
 };
 
 template <size_t N>
@@ -478,6 +480,7 @@ const std::vector<std::string>& consumer_keys_with_effect() {
       "heartbeat.interval.ms",
       "max.poll.interval.ms",
       "partition.assignment.strategy",
+      "max.in.flight",
       "metadata.max.age.ms",
       "reconnect.backoff.ms",
       "reconnect.backoff.max.ms",
@@ -846,6 +849,7 @@ ConsumerConfig parse_consumer_config(const Properties& props, ConsumerConfig def
                                      86400000, "milliseconds");
   c.partition_assignment_strategy =
       parse_assignment_strategy(props, c.partition_assignment_strategy);
+  c.max_in_flight = get_int32(props, key("max.in.flight"), c.max_in_flight, 1, 1000000, "requests");
   c.metadata_max_age_ms =
       props.get_int("metadata.max.age.ms", c.metadata_max_age_ms, 1, 86400000, "milliseconds");
   c.reconnect_backoff_ms = get_int32(props, "reconnect.backoff.ms", c.reconnect_backoff_ms, 0,

@@ -95,6 +95,11 @@ struct ConsumerConfig {
   int32_t heartbeat_interval_ms = 3000;     // heartbeat.interval.ms
   int32_t max_poll_interval_ms = 300000;    // max.poll.interval.ms
   std::string partition_assignment_strategy = "range";  // range | roundrobin
+  // max.in.flight / max.in.flight.requests.per.connection: requests on the
+  // wire per broker connection. librdkafka's property applies to consumers
+  // too (default 1000000); the Java consumer fixes 100, aiokafka has no
+  // limit. A broker still reads one request of a connection at a time.
+  int32_t max_in_flight = 1000000;
   int64_t metadata_max_age_ms = 900000;
   int32_t reconnect_backoff_ms = 100;
   int32_t reconnect_backoff_max_ms = 10000;

@@ -21,7 +21,13 @@ Consumer::Consumer(sim::ProcessContext& ctx, ConsumerConfig config, ConsumerList
     : ctx_(ctx),
       config_(std::move(config)),
       listener_(listener),
-      net_(ctx, kafka::NetworkClient::Options{config_.request_timeout_ms, 1,
+      // Requests are pipelined on a connection (max.in.flight): a metadata
+      // request or ListOffsets goes on the wire behind a fetch to the same
+      // broker, where the broker reads it once the fetch is answered. Were it
+      // held back instead, behind a fetch to a broker whose host lost power,
+      // it would wait out the fetch's timeout; on the wire, it is
+      // retransmitted and reset as soon as the host is back.
+      net_(ctx, kafka::NetworkClient::Options{config_.request_timeout_ms, config_.max_in_flight,
                                               config_.connection_setup_timeout_ms}),
       metadata_(ctx, net_,
                 Metadata::Options{config_.bootstrap, config_.retry_backoff_ms,
@@ -134,7 +140,6 @@ void Consumer::on_connect_error(BrokerId node, kafka::SendError e, bool reported
 
 void Consumer::pump() {
   const int64_t now = now_ms();
-  metadata_.maybe_refresh(now);
   std::map<BrokerId, std::vector<TopicPartition>> need_position;
   // Leaders to fetch from, ascending and once each (a std::set would make a
   // node on every pump).

@@ -96,10 +96,11 @@ GroupConsumer::GroupConsumer(sim::ProcessContext& ctx, ConsumerConfig config,
       // socket.connection.setup.timeout.ms (librdkafka's default 30 s; Java's
       // 10 s growing to 30 s) fails what waits on it (a
       // powered-off host would otherwise hold it for the kernel's SYN
-      // retries, ~2 minutes).
+      // retries, ~2 minutes). Requests to the coordinator are pipelined up to
+      // max.in.flight, as the consumer's own (consumer.cc).
       net_(ctx, kafka::NetworkClient::Options{
                     std::max(config_.request_timeout_ms, config_.max_poll_interval_ms + kJoinTimeoutLapseMs),
-                    5, config_.connection_setup_timeout_ms}) {
+                    config_.max_in_flight, config_.connection_setup_timeout_ms}) {
   if (config_.group_id.empty()) throw std::invalid_argument("GroupConsumer: group.id is empty");
   if (topics_.empty()) throw std::invalid_argument("GroupConsumer: no topic to subscribe to");
   for (const std::string& t : topics_) {

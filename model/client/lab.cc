@@ -17,6 +17,7 @@ ProducerConfig lab_producer_defaults() {
   c.key_hash = KeyHash::murmur2;    // aiokafka's DefaultPartitioner: Java's murmur2 for keys
   c.null_key = NullKeyPartitioning::random;  // ... and a random available partition without one
   c.client_id = "aiokafka";
+  c.metadata_max_age_ms = 300000;  // aiokafka's (AIOKafkaClient's metadata_max_age_ms)
   // aiokafka sends to a node it cannot connect to and fails the batch
   // (NodeNotReadyError, which the notebook's producer.py prints).
   c.wait_for_connection = false;
@@ -30,6 +31,7 @@ ConsumerConfig lab_consumer_defaults() {
   c.auto_offset_reset = ConsumerConfig::Reset::latest;
   c.enable_auto_commit = false;   // no group
   c.client_id = "aiokafka";
+  c.metadata_max_age_ms = 300000;  // aiokafka's (AIOKafkaClient's metadata_max_age_ms)
   // aiokafka's fetcher sends to a node it is still connecting to and the
   // request fails with the connection. The model gives it no connection
   // setup timeout: a request's own timeout bounds the wait.

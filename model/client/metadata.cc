@@ -84,8 +84,19 @@ void Metadata::invalidate(const kafka::TopicPartition& tp) {
   refresh();
 }
 
-void Metadata::maybe_refresh(int64_t now_ms) {
-  if (last_answer_ms_ >= 0 && now_ms - last_answer_ms_ >= options_.max_age_ms) refresh();
+void Metadata::arm_age_timer() {
+  age_timer_.arm(ctx_, sim::Time::zero() + sim::Duration::millis(last_answer_ms_ + options_.max_age_ms),
+                 [this] { on_age(); });
+}
+
+void Metadata::on_age() {
+  // The timer is due at the earliest deadline armed: a later answer moved
+  // the age on, and the timer with it.
+  if (ctx_.now().us() / 1000 - last_answer_ms_ >= options_.max_age_ms) {
+    refresh();
+  } else {
+    arm_age_timer();
+  }
 }
 
 void Metadata::refresh() {
@@ -129,6 +140,7 @@ void Metadata::refresh() {
 
 void Metadata::on_answer(const kafka::MetadataResponse& r) {
   last_answer_ms_ = ctx_.now().us() / 1000;
+  arm_age_timer();
   if (!r.brokers.empty()) {
     brokers_.clear();
     for (const kafka::BrokerMetadata& b : r.brokers) brokers_[b.id] = {b.host, b.port};

@@ -14,6 +14,7 @@
 
 #include "model/client/config.h"
 #include "model/kafka/network_client.h"
+#include "sim/deadline_timer.h"
 #include "sim/flat_map.h"
 
 namespace client {
@@ -46,8 +47,6 @@ class Metadata {
   // acks=0 producer learns this way that a broker refused its request (the
   // broker closes the connection, having no answer to give).
   void refresh_on_disconnect() { refresh(); }
-  // Refreshes if the last answer is older than metadata.max.age.ms.
-  void maybe_refresh(int64_t now_ms);
   // Forgets a partition's leader (an error said it moved).
   void invalidate(const kafka::TopicPartition& tp);
 
@@ -74,6 +73,13 @@ class Metadata {
 
  private:
   void on_answer(const kafka::MetadataResponse& r);
+  // metadata.max.age.ms after the last answer, a refresh: on a timer, as
+  // librdkafka's metadata refresh timer and aiokafka's synchroniser task
+  // wake on their own (the Java client looks at every poll, which an
+  // application calls all the time), so a client whose requests all hang
+  // still asks.
+  void arm_age_timer();
+  void on_age();
   // refresh() after `ms`, unless a retry is already waiting.
   void retry_after(int32_t ms);
 
@@ -94,6 +100,7 @@ class Metadata {
   bool retry_pending_ = false;  // a retry_after timer is set: refresh() waits for it
   size_t next_ = 0;
   int64_t last_answer_ms_ = -1;
+  sim::DeadlineTimer age_timer_;
   std::map<kafka::BrokerId, int64_t> failed_at_ms_;
 };
 

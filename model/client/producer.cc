@@ -224,7 +224,6 @@ void Producer::schedule_pump(int64_t at_ms) {
 
 void Producer::pump() {
   expire_batches();
-  metadata_.maybe_refresh(now_ms());
   send_ready();
   arm_expiry();
 }

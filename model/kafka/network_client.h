@@ -1,7 +1,8 @@
 // The request/response client a Kafka process uses to talk to brokers
 // (org.apache.kafka.clients.NetworkClient in miniature): one connection per
 // node, opened on first use; up to `max_in_flight` requests outstanding on it
-// (the controller's RequestSendThread and a replica fetcher use 1); a request
+// (the controller's RequestSendThread and a replica fetcher use 1, the
+// clients their max.in.flight); a request
 // not answered within `request_timeout_ms` fails and takes its connection
 // down with it, failing the others as disconnected — which is how a client
 // learns that a powered-off or partitioned broker is gone.

@@ -198,6 +198,7 @@ TEST(ClientConfigConsumer, DefaultsAreLibrdkafkas) {
   EXPECT_EQ(c.heartbeat_interval_ms, 3000);
   EXPECT_EQ(c.max_poll_interval_ms, 300000);
   EXPECT_EQ(c.partition_assignment_strategy, "range");
+  EXPECT_EQ(c.max_in_flight, 1000000);  // librdkafka's max.in.flight applies to consumers too
   EXPECT_EQ(c.metadata_max_age_ms, 900000);
   EXPECT_EQ(c.reconnect_backoff_ms, 100);
   EXPECT_EQ(c.reconnect_backoff_max_ms, 10000);
@@ -300,6 +301,7 @@ TEST(ClientConfigConsumer, EveryKeyWithEffect) {
       {"heartbeat.interval.ms", "1000"},
       {"max.poll.interval.ms", "60000"},
       {"partition.assignment.strategy", "roundrobin,range"},
+      {"max.in.flight", "3"},
       {"metadata.max.age.ms", "30000"},
       {"reconnect.backoff.ms", "10"},
       {"socket.connection.setup.timeout.ms", "7000"},
@@ -321,6 +323,7 @@ TEST(ClientConfigConsumer, EveryKeyWithEffect) {
   EXPECT_EQ(c.heartbeat_interval_ms, 1000);
   EXPECT_EQ(c.max_poll_interval_ms, 60000);
   EXPECT_EQ(c.partition_assignment_strategy, "roundrobin");
+  EXPECT_EQ(c.max_in_flight, 3);
   EXPECT_EQ(c.metadata_max_age_ms, 30000);
   EXPECT_EQ(c.reconnect_backoff_ms, 10);
   EXPECT_EQ(c.connection_setup_timeout_ms, 7000);
@@ -360,6 +363,7 @@ TEST(ClientConfigAliases, ConsumerAliases) {
   EXPECT_EQ(consumer({{"socket.timeout.ms", "60000"}}).request_timeout_ms, 60000);
   EXPECT_EQ(consumer({{"fetch.error.backoff.ms", "500"}}).retry_backoff_ms, 500);
   EXPECT_EQ(consumer({{"max.partition.fetch.bytes", "2048"}}).max_partition_fetch_bytes, 2048);
+  EXPECT_EQ(consumer({{"max.in.flight.requests.per.connection", "2"}}).max_in_flight, 2);
   // max.partition.fetch.bytes has Java's range (atLeast(0)), fetch.message.max.bytes
   // librdkafka's (1 .. 1000000000).
   EXPECT_EQ(consumer({{"max.partition.fetch.bytes", "0"}}).max_partition_fetch_bytes, 0);
@@ -638,6 +642,8 @@ TEST(ClientConfigConsumer, RangeErrorsNameTheKey) {
       {"max.poll.interval.ms", "0", "positive"},
       {"max.poll.interval.ms", "86400001", "at most 86400000"},
       {"metadata.max.age.ms", "0", "positive"},
+      {"max.in.flight", "0", "positive"},
+      {"max.in.flight", "1000001", "at most 1000000"},
       {"reconnect.backoff.ms", "-1", "non-negative"},
       {"socket.connection.setup.timeout.ms", "999", "expected an integer (milliseconds, from 1000 to 2147483647), got '999'"},
       {"reconnect.backoff.max.ms", "3600001", "expected a non-negative integer (milliseconds, at most 3600000), got '3600001'"},

@@ -247,6 +247,39 @@ TEST(ConsumerConnection, AnUnansweredConnectIsGivenUpAfterTheSetupTimeout) {
   EXPECT_EQ(r.read_of_ten(), 10u);
 }
 
+// Requests are pipelined on a connection (max.in.flight). The leader's host
+// loses power while a fetch waits for its answer: nothing answers it and
+// nothing resets it. A metadata request (every 2 s here, metadata.max.age.ms)
+// goes to the leader's broker, the one connected, on the wire behind the
+// fetch; unacknowledged, it is retransmitted, and once the host is back its
+// kernel, which no longer knows the connection, resets it: the fetch fails
+// then, long before its 30 s timeout, and the consumer asks again. Held back
+// behind the fetch (one request in flight, the model until 2026-12) the
+// metadata request never reached the wire, and the consumer heard nothing
+// until the fetch timed out.
+TEST(ConsumerConnection, ARequestBehindAHungFetchLearnsOfTheRebootAtItsNextRetransmission) {
+  Readers r;
+  r.start_reader({{"metadata.max.age.ms", "2000"}});
+  Cluster& c = r.c;
+  const auto metadata = consumer_records(c, "metadata_request");
+  const auto resets = consumer_records(c, "client_error", "connection_reset");
+  const auto timeouts = consumer_records(c, "client_error", "request_timed_out");
+  c.power_off_broker(r.leader);
+  const Time off = c.world().now();
+  c.run_for(Duration::seconds(5));
+  ASSERT_GE(count_between(*metadata, off, c.world().now()), 1) << "no metadata request while the host was off";
+  c.power_on_broker(r.leader);
+  const Time on = c.world().now();
+  c.run_for(Duration::seconds(10));
+  // Sent within 2 s of the power-off, the request is retransmitted 0.2, 0.6,
+  // 1.4, 3.0 and 6.2 s after it was sent: the first retransmission after the
+  // power-on lands within 3.2 s of it.
+  ASSERT_FALSE(resets->empty()) << "the connection was never reset";
+  EXPECT_GE(resets->front(), on);
+  EXPECT_LE(resets->front(), on + Duration::millis(3300));
+  EXPECT_EQ(count_between(*timeouts, off, c.world().now()), 0);
+}
+
 // --- fetch limits (KIP-74) ------------------------------------------------------------
 
 // One broker, topic "t" with three partitions of six one-record batches
