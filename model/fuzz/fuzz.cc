@@ -242,11 +242,21 @@ nlohmann::json cuts_json(const std::vector<std::pair<std::string, std::string>>&
 // The schedule of a case: each step with its undo, steps whose target is
 // still faulted (or whose shape does not fit the hosts) left out. Returns the
 // number of steps kept.
-int32_t schedule(const Case& c, const Space& sp, const Topology& t, std::vector<Entry>& out) {
+// `replace_settle_ms`: how long after a crash, stop, pause or power-off on a
+// host a replace_address may not start there (replace_settle_ms below).
+int32_t schedule(const Case& c, const Space& sp, const Topology& t, int64_t replace_settle_ms,
+                 std::vector<Entry>& out) {
   std::vector<FaultStep> steps = c.faults;
   std::stable_sort(steps.begin(), steps.end(), [](const FaultStep& a, const FaultStep& b) { return a.at_ms < b.at_ms; });
   const int64_t window_end_ms = sp.window_start_ms + sp.window_ms;
   std::map<std::string, int64_t> busy_until;  // process or host -> ms
+  // host -> until when a replace_address may not start there: its processes
+  // may still be exiting and being restarted (see replace_settle_ms).
+  std::map<std::string, int64_t> unsettled_until;
+  auto unsettle = [&](const std::string& h, int64_t ms) {
+    int64_t& u = unsettled_until[h];
+    u = std::max(u, ms);
+  };
   int64_t network_busy_until = -1;
   bool any_network = false;
   int32_t kept = 0;
@@ -283,6 +293,7 @@ int32_t schedule(const Case& c, const Space& sp, const Topology& t, std::vector<
         const std::string& p = t.processes[target % t.processes.size()];
         if (!free_at(p, start) || !free_at(t.host_of.at(p), start)) continue;
         busy_until[p] = end;
+        unsettle(t.host_of.at(p), end + replace_settle_ms);
         const char* undo = f.kind == FaultKind::pause ? "resume" : "start";
         nlohmann::json j = {{"action", to_string(f.kind)}, {"target", p}};
         if (f.kind == FaultKind::stop) j["grace_s"] = 30;
@@ -294,6 +305,7 @@ int32_t schedule(const Case& c, const Space& sp, const Topology& t, std::vector<
         const std::string& h = t.cluster_hosts[target % t.cluster_hosts.size()];
         if (!host_free(h, start)) continue;
         busy_until[h] = end + kBootDelayMs;
+        unsettle(h, end + kBootDelayMs + replace_settle_ms);
         for (const auto& [p, host] : t.host_of) {
           if (host == h) busy_until[p] = end + kBootDelayMs;
         }
@@ -304,6 +316,12 @@ int32_t schedule(const Case& c, const Space& sp, const Topology& t, std::vector<
       case FaultKind::replace_address: {
         const std::string& h = t.cluster_hosts[target % t.cluster_hosts.size()];
         if (!host_free(h, start)) continue;
+        // A broker that starts while its host is at the temporary address
+        // registers that address and keeps it while it runs, as Kafka does:
+        // the heal cannot undo that, and liveness would fail as a real
+        // cluster's would (docs/fuzzing.md). No replace_address, then,
+        // while a process of the host may still be restarting.
+        if (auto u = unsettled_until.find(h); u != unsettled_until.end() && u->second > start) continue;
         busy_until[h] = end;
         const size_t index =
             static_cast<size_t>(std::find(t.cluster_hosts.begin(), t.cluster_hosts.end(), h) - t.cluster_hosts.begin());
@@ -425,6 +443,18 @@ int64_t liveness_bound_ms(const scenario::Scenario& s) {
   return session + sync + s.environment.restart_delay_us / 1000 + request + kSlackMs;
 }
 
+// How long after a fault on a host ends its processes may still be exiting
+// and restarting: a broker that comes back while its old ZooKeeper session
+// still holds /brokers/ids/N exits, and its service manager starts it again
+// a restart delay later, until that session has expired (the session
+// timeout); then one more restart delay and boot for the last start to
+// register.
+int64_t replace_settle_ms(const scenario::Scenario& s) {
+  int64_t session = 0;
+  for (const scenario::BrokerSpec& b : s.brokers) session = std::max<int64_t>(session, b.config.zookeeper_session_timeout_ms);
+  return session + 2 * (s.environment.restart_delay_us / 1000) + kBootDelayMs;
+}
+
 }  // namespace
 
 Built build(const Case& c, const Space& sp, uint64_t seed) {
@@ -458,11 +488,9 @@ Built build(const Case& c, const Space& sp, uint64_t seed) {
   // (systemd's Restart=always): a kill is a crash and a restart 10 s later,
   // a stop or a power-off keeps the process down until its undo.
   doc["environment"] = {{"restart", "always"}, {"restart_delay_s", 10}};
-  std::vector<Entry> entries;
-  Built b;
-  b.faults = schedule(c, sp, t, entries);
+  // The schedule comes once the configuration is known (replace_settle_ms).
   doc["faults"] = nlohmann::json::array();
-  for (Entry& e : entries) doc["faults"].push_back(std::move(e.fault));
+  Built b;
   b.heal_us = (sp.window_start_ms + sp.window_ms) * 1000;
   // A first reading with room for any bound, to learn the configuration.
   doc["duration_s"] = static_cast<double>(b.heal_us) / 1e6 + 3600;
@@ -476,7 +504,10 @@ Built build(const Case& c, const Space& sp, uint64_t seed) {
   scenario::Scenario first = scenario::parse_scenario("fuzz.json", doc.dump());
   if (!config.empty()) first = scenario::with_overrides(first, config, "--set");
   b.bound_us = liveness_bound_ms(first) * 1000;
+  std::vector<Entry> entries;
+  b.faults = schedule(c, sp, t, replace_settle_ms(first), entries);
   nlohmann::json full = first.source;
+  for (Entry& e : entries) full["faults"].push_back(std::move(e.fault));
   const int64_t after_from = b.heal_us + b.bound_us;
   full["duration_s"] = static_cast<double>(after_from + kAfterBoundMs * 1000) / 1e6;
   full["phases"] = {{{"name", "faults"}, {"from_s", sp.window_start_ms / 1000.0}, {"to_s", at_json(b.heal_us)}},
