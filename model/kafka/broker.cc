@@ -117,6 +117,20 @@ void Broker::start_serving_requests() {
   for (const sim::SocketId socket : waiting) dispatch(socket);
 }
 
+void Broker::finish_startup() {
+  if (serving_requests_) return;
+  if (config_.startup_rules.producer_id_block_at_startup && producer_id_block_end_ < 0) {
+    // The first block, claimed once per process; a registration again
+    // (a new session) while it is being claimed waits for the same claim.
+    if (!serve_after_block_) {
+      serve_after_block_ = true;
+      claim_producer_id_block();
+    }
+    return;
+  }
+  start_serving_requests();
+}
+
 void Broker::start_listening() {
   if (listening_) return;
   listening_ = true;
@@ -328,7 +342,7 @@ void Broker::register_broker() {
                   ctx().trace("broker_registered",
                               {{"broker", config_.broker_id}, {"broker_epoch", broker_epoch_}});
                   elect_controller();
-                  start_serving_requests();
+                  finish_startup();
                 });
               });
 }
@@ -1874,6 +1888,9 @@ void Broker::claim_producer_id_block() {
       for (Reply& w : waiters) {
         w(InitProducerIdResponse{ErrorCode::coordinator_not_available, kNoProducerId, -1});
       }
+      // At startup the claim blocks until ZooKeeper answers (KafkaZkClient
+      // retries a request until connected, on a new session if need be).
+      if (serve_after_block_) ctx().after(kZkRetryDelay, [this] { claim_producer_id_block(); });
     };
     if (e != zk::Error::ok || !stat) {
       fail_all();
@@ -1902,6 +1919,10 @@ void Broker::claim_producer_id_block() {
                     }
                     next_producer_id_ = block.block_start;
                     producer_id_block_end_ = block.block_end;
+                    if (serve_after_block_) {
+                      serve_after_block_ = false;
+                      start_serving_requests();
+                    }
                     std::deque<Reply> waiters = std::move(producer_id_waiters_);
                     producer_id_waiters_.clear();
                     for (Reply& w : waiters) {

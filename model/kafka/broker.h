@@ -423,6 +423,11 @@ class Broker final : public sim::Process {
   std::deque<Reply> producer_id_waiters_;
   bool claiming_block_ = false;
   void claim_producer_id_block();
+  // After the registration: requests are read once startup is done, which
+  // in the 2.2 and 2.8 profiles waits for a first producer id block
+  // (StartupRules::producer_id_block_at_startup).
+  void finish_startup();
+  bool serve_after_block_ = false;  // finish_startup waits for the block being claimed
 };
 
 // A factory for World::add_process.

@@ -157,6 +157,17 @@ struct StartupRules {
   // when processing starts (Acceptor.start), so a connection before that is
   // refused.
   bool listen_at_end_of_startup = true;
+  // Up to 2.8, and later with an inter-broker protocol below 3.0, the
+  // TransactionCoordinator's ProducerIdManager claims its first block of
+  // producer ids from /latest_producer_id_block when it is built, during
+  // startup after the registration and before requests are read: a read and
+  // a conditional write, again while another broker wins, retried until
+  // ZooKeeper answers (ProducerIdManager's constructor, getNewProducerIdBlock;
+  // 2.2.2 and 2.8.2). From 3.0 (KIP-730) a broker asks the controller for
+  // blocks when it needs one (RPCProducerIdManager, AllocateProducerIds),
+  // which the 3.9 profile approximates by claiming from ZooKeeper at the
+  // first InitProducerId.
+  bool producer_id_block_at_startup = false;
 };
 
 struct BrokerConfig {

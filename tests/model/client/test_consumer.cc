@@ -36,6 +36,7 @@ class Readers {
     c.start();
     EXPECT_TRUE(c.await_ready());
     EXPECT_EQ(c.create_topic("t", 1, 3), ErrorCode::none);
+    EXPECT_TRUE(c.await_topic_known("t", 1));
     leader = c.state({"t", 0})->leader;
     producer = start_sending_process(c, {{"bootstrap.servers", kBootstrap}, {"acks", "1"}});
   }

@@ -102,6 +102,23 @@ std::optional<BrokerId> Cluster::controller() const {
   return found;
 }
 
+bool Cluster::await_topic_known(const std::string& topic, int32_t partitions, sim::Duration limit) {
+  return run_until(
+      [&] {
+        for (const auto& [id, p] : broker_procs_) {
+          if (!world_.is_running(p)) continue;
+          const Broker* b = broker(id);
+          if (b == nullptr) return false;
+          for (int32_t i = 0; i < partitions; ++i) {
+            auto it = b->metadata().partitions.find(TopicPartition{topic, i});
+            if (it == b->metadata().partitions.end() || it->second.leader == kNoBroker) return false;
+          }
+        }
+        return true;
+      },
+      limit);
+}
+
 bool Cluster::await_ready(sim::Duration limit) {
   return run_until(
       [this] {

@@ -107,6 +107,12 @@ class Cluster {
   std::optional<BrokerId> controller() const;
   // Waits until every running broker is registered and a controller exists.
   bool await_ready(sim::Duration limit = sim::Duration::seconds(60));
+  // Waits until every running broker's metadata cache has each of the
+  // topic's `partitions` partitions with a leader (the controller's
+  // UpdateMetadata has reached it): CreateTopics answers once the
+  // controller's own cache has them, the others may lag by a round trip.
+  bool await_topic_known(const std::string& topic, int32_t partitions,
+                         sim::Duration limit = sim::Duration::seconds(10));
 
   // --- ZooKeeper, read straight from the serving leader's tree --------------------
   std::optional<std::string> zk_get(const std::string& path) const;

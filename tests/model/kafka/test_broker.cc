@@ -823,15 +823,24 @@ TEST(KafkaBroker, AnAnswerToAnEpochTheFollowerHasLeftIsDropped) {
   Cluster& c = f.c;
   ASSERT_EQ(c.produce({"t", 0}, {1, 2}, -1)->error, ErrorCode::none);  // an epoch history to ask about
   ASSERT_EQ(std::get<LeaderAndIsrResponse>(*c.request(1, f.in_epoch(7))).error, ErrorCode::none);
+  // The follower, still in epoch 0, is fenced by the leader, now in 7, and
+  // awaits a LeaderAndIsr (AFencedFollowerWaitsForTheNextLeaderAndIsr): that
+  // error is not the one this test looks for, whenever it lands.
+  ASSERT_TRUE(c.run_until([&] { return count_kind(c, "replica_fetch_error") == 1; }, Duration::seconds(2)));
   // The follower hears of epoch 6, asks OffsetsForLeaderEpoch in it (which
-  // the leader, in 7, fences), and hears of epoch 7 before that answer.
+  // the leader, in 7, fences), and hears of epoch 7 before that answer: the
+  // leader is paused meanwhile, so the answer comes only after.
   const size_t errors_before = count_kind(c, "replica_fetch_error");
   c.send(2, f.in_epoch(6), [](SendError, const Response*) {});
   ASSERT_TRUE(c.run_until([&] { return c.broker(2)->fetch_in_flight_epoch({"t", 0}) == LeaderEpoch{6}; },
                           Duration::seconds(2)));
+  c.pause_broker(1);
   c.send(2, f.in_epoch(7), [](SendError, const Response*) {});
+  ASSERT_TRUE(c.run_until([&] { return c.broker(2)->partition({"t", 0})->leader_epoch() == LeaderEpoch{7}; },
+                          Duration::seconds(1)));
+  ASSERT_EQ(c.broker(2)->fetch_in_flight_epoch({"t", 0}), LeaderEpoch{6}) << "the old request is still out";
+  c.resume_broker(1);
   c.run_for(Duration::seconds(1));
-  ASSERT_EQ(c.broker(2)->partition({"t", 0})->leader_epoch(), LeaderEpoch{7});
   EXPECT_EQ(count_kind(c, "replica_fetch_error"), errors_before) << "the stale answer was used";
   // Still fetching: acks=all completes.
   const auto r = c.produce({"t", 0}, {3}, -1, 5000);
@@ -1020,6 +1029,40 @@ TEST(KafkaBroker, NoRequestIsReadBeforeTheBrokerHasRegistered) {
     }
     auto r = c.request(victim, MetadataRequest{});
     EXPECT_TRUE(r.has_value());
+  }
+}
+
+// Up to 2.8 a broker claims a block of producer ids from ZooKeeper as it
+// starts, after it registers and before it reads a request (the
+// TransactionCoordinator's ProducerIdManager, built in KafkaServer.startup,
+// claims one in its constructor); from 3.0 a broker asks for a block when an
+// InitProducerId needs one (KIP-730). Once three 2.x brokers are up the znode
+// names the third block; a 3.9 cluster's is still empty. Each broker then
+// answers its first InitProducerId from its own block.
+TEST(KafkaBroker, Brokers2xClaimAProducerIdBlockAsTheyStart) {
+  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8, VersionProfile::v3_9}) {
+    SCOPED_TRACE(to_string(v));
+    Cluster c({.brokers = 3, .version = v});
+    c.start();
+    ASSERT_TRUE(c.await_ready());
+    c.run_for(Duration::seconds(1));
+    const auto data = c.zk_get(znodes::kLatestProducerIdBlock);
+    ASSERT_TRUE(data.has_value());
+    if (v == VersionProfile::v3_9) {
+      EXPECT_EQ(*data, "");
+    } else {
+      const auto block = znodes::decode_producer_id_block(*data);
+      ASSERT_TRUE(block.has_value()) << *data;
+      EXPECT_EQ(block->block_start, 2000);
+      EXPECT_EQ(block->block_end, 2999);
+    }
+    std::set<int64_t> firsts;
+    for (BrokerId b : c.broker_ids()) {
+      const auto r = c.request(b, InitProducerIdRequest{});
+      ASSERT_TRUE(r.has_value());
+      firsts.insert(std::get<InitProducerIdResponse>(*r).producer_id);
+    }
+    EXPECT_EQ(firsts, (std::set<int64_t>{0, 1000, 2000}));
   }
 }
 
