@@ -412,8 +412,6 @@ constexpr NotModelled kNotModelled[] = {
     {"socket.timeout.ms", Role::producer,
      "the model's producer has one request timeout, request.timeout.ms, for the broker's ack "
      "timeout and its own"},
-    {"topic.metadata.refresh.interval.ms", Role::both,
-     "the model refreshes metadata every metadata.max.age.ms; set that instead"},
     {"transaction.timeout.ms", Role::producer, "transactions (KIP-98) are not modelled"},
     {"transactional.id", Role::producer, "transactions (KIP-98) are not modelled"},
 };
@@ -455,6 +453,7 @@ const std::vector<std::string>& producer_keys_with_effect() {
       "enable.idempotence",
       "partitioner",
       "metadata.max.age.ms",
+      "topic.metadata.refresh.interval.ms",
       "reconnect.backoff.ms",
       "reconnect.backoff.max.ms",
       "socket.connection.setup.timeout.ms",
@@ -482,6 +481,7 @@ const std::vector<std::string>& consumer_keys_with_effect() {
       "partition.assignment.strategy",
       "max.in.flight",
       "metadata.max.age.ms",
+      "topic.metadata.refresh.interval.ms",
       "reconnect.backoff.ms",
       "reconnect.backoff.max.ms",
       "socket.connection.setup.timeout.ms",
@@ -750,6 +750,8 @@ ProducerConfig parse_producer_config(const Properties& props, ProducerConfig def
   c.null_key = partitioner.null_key;
   c.metadata_max_age_ms =
       props.get_int("metadata.max.age.ms", c.metadata_max_age_ms, 1, 86400000, "milliseconds");
+  c.metadata_refresh_interval_ms = props.get_int("topic.metadata.refresh.interval.ms",
+                                                 c.metadata_refresh_interval_ms, -1, 3600000, "milliseconds");
   c.reconnect_backoff_ms = get_int32(props, "reconnect.backoff.ms", c.reconnect_backoff_ms, 0,
                                      3600000, "milliseconds");
   c.reconnect_backoff_max_ms = get_reconnect_backoff_max(props, c.reconnect_backoff_max_ms);
@@ -852,6 +854,8 @@ ConsumerConfig parse_consumer_config(const Properties& props, ConsumerConfig def
   c.max_in_flight = get_int32(props, key("max.in.flight"), c.max_in_flight, 1, 1000000, "requests");
   c.metadata_max_age_ms =
       props.get_int("metadata.max.age.ms", c.metadata_max_age_ms, 1, 86400000, "milliseconds");
+  c.metadata_refresh_interval_ms = props.get_int("topic.metadata.refresh.interval.ms",
+                                                 c.metadata_refresh_interval_ms, -1, 3600000, "milliseconds");
   c.reconnect_backoff_ms = get_int32(props, "reconnect.backoff.ms", c.reconnect_backoff_ms, 0,
                                      3600000, "milliseconds");
   c.reconnect_backoff_max_ms = get_reconnect_backoff_max(props, c.reconnect_backoff_max_ms);

@@ -8,6 +8,7 @@
 // errors naming the key, with a did-you-mean.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -62,6 +63,10 @@ struct ProducerConfig {
   KeyHash key_hash = KeyHash::crc32;                           // partitioner (see config.cc)
   NullKeyPartitioning null_key = NullKeyPartitioning::random;  // partitioner (see config.cc)
   int64_t metadata_max_age_ms = 900000;     // metadata.max.age.ms
+  // topic.metadata.refresh.interval.ms (librdkafka; -1: no periodic refresh).
+  // The metadata is asked for again min(this, metadata.max.age.ms) after the
+  // last answer: see metadata_refresh_ms().
+  int64_t metadata_refresh_interval_ms = 300000;
   int32_t reconnect_backoff_ms = 100;       // reconnect.backoff.ms
   int32_t reconnect_backoff_max_ms = 10000;  // reconnect.backoff.max.ms (librdkafka's default)
   int32_t connection_setup_timeout_ms = 30000;  // socket.connection.setup.timeout.ms
@@ -101,6 +106,7 @@ struct ConsumerConfig {
   // limit. A broker still reads one request of a connection at a time.
   int32_t max_in_flight = 1000000;
   int64_t metadata_max_age_ms = 900000;
+  int64_t metadata_refresh_interval_ms = 300000;  // as ProducerConfig's
   int32_t reconnect_backoff_ms = 100;
   int32_t reconnect_backoff_max_ms = 10000;
   int32_t connection_setup_timeout_ms = 30000;  // socket.connection.setup.timeout.ms (0: none)
@@ -111,6 +117,17 @@ struct ConsumerConfig {
   bool wait_for_connection = true;
   std::string client_id = "rdkafka";
 };
+
+// How long after its last answer a client asks for metadata again, unasked.
+// librdkafka refreshes every topic.metadata.refresh.interval.ms (default 5
+// minutes; its metadata.max.age.ms, default 15, is how long a cache entry
+// stays usable, so a shorter one makes it ask sooner); the Java client and
+// aiokafka call their refresh period metadata.max.age.ms (5 minutes). The
+// model takes the shorter of the two settings (the refresh interval when it
+// is -1: none).
+inline int64_t metadata_refresh_ms(int64_t refresh_interval_ms, int64_t max_age_ms) {
+  return refresh_interval_ms < 0 ? max_age_ms : std::min(refresh_interval_ms, max_age_ms);
+}
 
 // Parses "host:port,host:port"; throws model::ConfigError naming `key`.
 std::vector<BootstrapServer> parse_bootstrap(const std::string& s, const std::string& source,

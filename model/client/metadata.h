@@ -25,7 +25,9 @@ class Metadata {
     std::vector<BootstrapServer> bootstrap;
     int32_t retry_backoff_ms = 100;
     int32_t reconnect_backoff_ms = 100;
-    int64_t max_age_ms = 900000;
+    // Asked for again this long after the last answer (metadata_refresh_ms in
+    // config.h).
+    int64_t max_age_ms = 300000;
   };
   // `on_error` hears connection-level failures (name, node); `on_update`
   // runs after every answer.
@@ -73,8 +75,9 @@ class Metadata {
 
  private:
   void on_answer(const kafka::MetadataResponse& r);
-  // metadata.max.age.ms after the last answer, a refresh: on a timer, as
-  // librdkafka's metadata refresh timer and aiokafka's synchroniser task
+  // Options::max_age_ms after the last answer (metadata_refresh_ms in
+  // config.h), a refresh: on a timer, as librdkafka's
+  // topic.metadata.refresh.interval.ms timer and aiokafka's synchroniser task
   // wake on their own (the Java client looks at every poll, which an
   // application calls all the time), so a client whose requests all hang
   // still asks.

@@ -176,6 +176,7 @@ TEST(ClientConfigProducer, DefaultsAreLibrdkafkas) {
   EXPECT_FALSE(c.enable_idempotence);
   EXPECT_EQ(c.null_key, NullKeyPartitioning::random);  // consistent_random
   EXPECT_EQ(c.metadata_max_age_ms, 900000);
+  EXPECT_EQ(c.metadata_refresh_interval_ms, 300000);
   EXPECT_EQ(c.reconnect_backoff_ms, 100);
   EXPECT_EQ(c.reconnect_backoff_max_ms, 10000);
   EXPECT_EQ(c.client_id, "rdkafka");
@@ -200,6 +201,7 @@ TEST(ClientConfigConsumer, DefaultsAreLibrdkafkas) {
   EXPECT_EQ(c.partition_assignment_strategy, "range");
   EXPECT_EQ(c.max_in_flight, 1000000);  // librdkafka's max.in.flight applies to consumers too
   EXPECT_EQ(c.metadata_max_age_ms, 900000);
+  EXPECT_EQ(c.metadata_refresh_interval_ms, 300000);
   EXPECT_EQ(c.reconnect_backoff_ms, 100);
   EXPECT_EQ(c.reconnect_backoff_max_ms, 10000);
   EXPECT_EQ(c.connection_setup_timeout_ms, 30000);
@@ -261,6 +263,7 @@ TEST(ClientConfigProducer, EveryKeyWithEffect) {
       {"enable.idempotence", "false"},
       {"partitioner", "sticky"},
       {"metadata.max.age.ms", "60000"},
+      {"topic.metadata.refresh.interval.ms", "-1"},
       {"reconnect.backoff.ms", "0"},
       {"socket.connection.setup.timeout.ms", "5000"},
       {"reconnect.backoff.max.ms", "2000"},
@@ -278,6 +281,7 @@ TEST(ClientConfigProducer, EveryKeyWithEffect) {
   EXPECT_FALSE(c.enable_idempotence);
   EXPECT_EQ(c.null_key, NullKeyPartitioning::sticky);
   EXPECT_EQ(c.metadata_max_age_ms, 60000);
+  EXPECT_EQ(c.metadata_refresh_interval_ms, -1);
   EXPECT_EQ(c.reconnect_backoff_ms, 0);
   EXPECT_EQ(c.connection_setup_timeout_ms, 5000);
   EXPECT_EQ(c.reconnect_backoff_max_ms, 2000);
@@ -303,6 +307,7 @@ TEST(ClientConfigConsumer, EveryKeyWithEffect) {
       {"partition.assignment.strategy", "roundrobin,range"},
       {"max.in.flight", "3"},
       {"metadata.max.age.ms", "30000"},
+      {"topic.metadata.refresh.interval.ms", "20000"},
       {"reconnect.backoff.ms", "10"},
       {"socket.connection.setup.timeout.ms", "7000"},
       {"reconnect.backoff.max.ms", "20"},
@@ -325,6 +330,7 @@ TEST(ClientConfigConsumer, EveryKeyWithEffect) {
   EXPECT_EQ(c.partition_assignment_strategy, "roundrobin");
   EXPECT_EQ(c.max_in_flight, 3);
   EXPECT_EQ(c.metadata_max_age_ms, 30000);
+  EXPECT_EQ(c.metadata_refresh_interval_ms, 20000);
   EXPECT_EQ(c.reconnect_backoff_ms, 10);
   EXPECT_EQ(c.connection_setup_timeout_ms, 7000);
   EXPECT_EQ(c.reconnect_backoff_max_ms, 20);
@@ -642,6 +648,8 @@ TEST(ClientConfigConsumer, RangeErrorsNameTheKey) {
       {"max.poll.interval.ms", "0", "positive"},
       {"max.poll.interval.ms", "86400001", "at most 86400000"},
       {"metadata.max.age.ms", "0", "positive"},
+      {"topic.metadata.refresh.interval.ms", "-2", "from -1 to 3600000"},
+      {"topic.metadata.refresh.interval.ms", "3600001", "from -1 to 3600000"},
       {"max.in.flight", "0", "positive"},
       {"max.in.flight", "1000001", "at most 1000000"},
       {"reconnect.backoff.ms", "-1", "non-negative"},
@@ -805,7 +813,6 @@ TEST(ClientConfigKeys, NotModelledAreRefusedWithTheReason) {
       {"queue.buffering.max.kbytes", "1048576", "producer queue is unbounded"},
       {"socket.timeout.ms", "60000", "one request timeout, request.timeout.ms"},
       {"retry.backoff.max.ms", "1000", "exponential retry backoff"},
-      {"topic.metadata.refresh.interval.ms", "300000", "metadata.max.age.ms"},
       {"ssl.ca.location", "/etc/ca.pem", "SSL and SASL are not modelled"},
       {"sasl.mechanisms", "PLAIN", "SSL and SASL are not modelled"},
   };
@@ -823,6 +830,16 @@ TEST(ClientConfigKeys, NotModelledAreRefusedWithTheReason) {
   for (const auto& c : consumer_cases) {
     expect_error(consumer_error({{c.key, c.value}}), c.key, {c.message});
   }
+}
+
+// librdkafka refreshes every topic.metadata.refresh.interval.ms, and its
+// metadata.max.age.ms bounds how long an entry is used; Java's and
+// aiokafka's metadata.max.age.ms is their refresh period. The model asks
+// again after the shorter of the two.
+TEST(ClientConfigKeys, TheMetadataRefreshIsTheShorterOfIntervalAndMaxAge) {
+  EXPECT_EQ(metadata_refresh_ms(300000, 900000), 300000);  // librdkafka's defaults
+  EXPECT_EQ(metadata_refresh_ms(300000, 60000), 60000);
+  EXPECT_EQ(metadata_refresh_ms(-1, 900000), 900000);  // no periodic refresh: the max age
 }
 
 TEST(ClientConfigKeys, TheOtherClientsKeysAreErrors) {

@@ -281,6 +281,26 @@ TEST(ConsumerConnection, ARequestBehindAHungFetchLearnsOfTheRebootAtItsNextRetra
   EXPECT_EQ(count_between(*timeouts, off, c.world().now()), 0);
 }
 
+// Unasked, a consumer asks for metadata again the shorter of
+// topic.metadata.refresh.interval.ms (librdkafka's default 5 minutes) and
+// metadata.max.age.ms (15) after its last answer: twice in 11 quiet
+// minutes; every minute with a 1-minute interval. Until 2026-12 the model
+// used metadata.max.age.ms alone, and only when the client next sent
+// something.
+TEST(ConsumerMetadata, AskedAgainEveryRefreshInterval) {
+  for (const auto& [interval, expected] : std::vector<std::pair<std::string, int64_t>>{{"", 2}, {"60000", 10}}) {
+    SCOPED_TRACE(interval);
+    Readers r;
+    std::map<std::string, std::string> props;
+    if (!interval.empty()) props["topic.metadata.refresh.interval.ms"] = interval;
+    r.start_reader(props);
+    const auto metadata = consumer_records(r.c, "metadata_request");
+    const Time from = r.c.world().now();
+    r.c.run_for(Duration::seconds(10 * 60 + 30));
+    EXPECT_EQ(count_between(*metadata, from, r.c.world().now()), expected);
+  }
+}
+
 // --- fetch limits (KIP-74) ------------------------------------------------------------
 
 // One broker, topic "t" with three partitions of six one-record batches
