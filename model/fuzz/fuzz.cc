@@ -242,21 +242,21 @@ nlohmann::json cuts_json(const std::vector<std::pair<std::string, std::string>>&
 // The schedule of a case: each step with its undo, steps whose target is
 // still faulted (or whose shape does not fit the hosts) left out. Returns the
 // number of steps kept.
-// `replace_settle_ms`: how long after a crash, stop, pause or power-off on a
-// host a replace_address may not start there (replace_settle_ms below).
+// `replace_settle_ms`: how long after any fault ends a replace_address may
+// not start (replace_settle_ms below).
 int32_t schedule(const Case& c, const Space& sp, const Topology& t, int64_t replace_settle_ms,
                  std::vector<Entry>& out) {
   std::vector<FaultStep> steps = c.faults;
   std::stable_sort(steps.begin(), steps.end(), [](const FaultStep& a, const FaultStep& b) { return a.at_ms < b.at_ms; });
   const int64_t window_end_ms = sp.window_start_ms + sp.window_ms;
   std::map<std::string, int64_t> busy_until;  // process or host -> ms
-  // host -> until when a replace_address may not start there: its processes
-  // may still be exiting and being restarted (see replace_settle_ms).
-  std::map<std::string, int64_t> unsettled_until;
-  auto unsettle = [&](const std::string& h, int64_t ms) {
-    int64_t& u = unsettled_until[h];
-    u = std::max(u, ms);
-  };
+  // Until when a replace_address may not start: a broker may still be
+  // exiting and being restarted, or waiting to register, after a fault
+  // (see replace_settle_ms). Any fault counts, wherever it was: a cut or a
+  // ZooKeeper fault elsewhere can keep a starting broker from registering
+  // (it exits at zookeeper.connection.timeout.ms and is started again).
+  int64_t unsettled_until = -1;
+  auto unsettle = [&](int64_t ms) { unsettled_until = std::max(unsettled_until, ms); };
   int64_t network_busy_until = -1;
   bool any_network = false;
   int32_t kept = 0;
@@ -293,7 +293,7 @@ int32_t schedule(const Case& c, const Space& sp, const Topology& t, int64_t repl
         const std::string& p = t.processes[target % t.processes.size()];
         if (!free_at(p, start) || !free_at(t.host_of.at(p), start)) continue;
         busy_until[p] = end;
-        unsettle(t.host_of.at(p), end + replace_settle_ms);
+        unsettle(end + replace_settle_ms);
         const char* undo = f.kind == FaultKind::pause ? "resume" : "start";
         nlohmann::json j = {{"action", to_string(f.kind)}, {"target", p}};
         if (f.kind == FaultKind::stop) j["grace_s"] = 30;
@@ -305,7 +305,7 @@ int32_t schedule(const Case& c, const Space& sp, const Topology& t, int64_t repl
         const std::string& h = t.cluster_hosts[target % t.cluster_hosts.size()];
         if (!host_free(h, start)) continue;
         busy_until[h] = end + kBootDelayMs;
-        unsettle(h, end + kBootDelayMs + replace_settle_ms);
+        unsettle(end + kBootDelayMs + replace_settle_ms);
         for (const auto& [p, host] : t.host_of) {
           if (host == h) busy_until[p] = end + kBootDelayMs;
         }
@@ -320,9 +320,10 @@ int32_t schedule(const Case& c, const Space& sp, const Topology& t, int64_t repl
         // registers that address and keeps it while it runs, as Kafka does:
         // the heal cannot undo that, and liveness would fail as a real
         // cluster's would (docs/fuzzing.md). No replace_address, then,
-        // while a process of the host may still be restarting.
-        if (auto u = unsettled_until.find(h); u != unsettled_until.end() && u->second > start) continue;
+        // while a broker may still be restarting or registering.
+        if (unsettled_until > start) continue;
         busy_until[h] = end;
+        unsettle(end + replace_settle_ms);
         const size_t index =
             static_cast<size_t>(std::find(t.cluster_hosts.begin(), t.cluster_hosts.end(), h) - t.cluster_hosts.begin());
         add(s_us, 1, {{"action", "replace_address"}, {"target", h}, {"address", fmt::format("10.0.2.{}", index + 1)}});
@@ -383,6 +384,7 @@ int32_t schedule(const Case& c, const Space& sp, const Topology& t, int64_t repl
         }
         network_busy_until = end;
         any_network = true;
+        unsettle(end + replace_settle_ms);
         add(s_us, 1, std::move(j));
         add(e_us, 0, {{"action", "heal"}});
         break;
@@ -443,16 +445,21 @@ int64_t liveness_bound_ms(const scenario::Scenario& s) {
   return session + sync + s.environment.restart_delay_us / 1000 + request + kSlackMs;
 }
 
-// How long after a fault on a host ends its processes may still be exiting
-// and restarting: a broker that comes back while its old ZooKeeper session
-// still holds /brokers/ids/N exits, and its service manager starts it again
-// a restart delay later, until that session has expired (the session
-// timeout); then one more restart delay and boot for the last start to
+// How long after a fault ends a broker may still be exiting, restarting or
+// registering: one that comes back while its old ZooKeeper session still
+// holds /brokers/ids/N exits, and its service manager starts it again a
+// restart delay later, until that session has expired (the session
+// timeout); one that cannot reach ZooKeeper exits after
+// zookeeper.connection.timeout.ms (the session timeout by default) and is
+// started again; then one more restart delay and boot for the last start to
 // register.
 int64_t replace_settle_ms(const scenario::Scenario& s) {
-  int64_t session = 0;
-  for (const scenario::BrokerSpec& b : s.brokers) session = std::max<int64_t>(session, b.config.zookeeper_session_timeout_ms);
-  return session + 2 * (s.environment.restart_delay_us / 1000) + kBootDelayMs;
+  int64_t wait = 0;
+  for (const scenario::BrokerSpec& b : s.brokers) {
+    wait = std::max<int64_t>(wait, b.config.zookeeper_session_timeout_ms);
+    wait = std::max<int64_t>(wait, b.config.zookeeper_connection_timeout_ms);
+  }
+  return wait + 2 * (s.environment.restart_delay_us / 1000) + s.environment.boot_delay_us / 1000;
 }
 
 }  // namespace
