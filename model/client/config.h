@@ -63,7 +63,7 @@ struct ProducerConfig {
   KeyHash key_hash = KeyHash::crc32;                           // partitioner (see config.cc)
   NullKeyPartitioning null_key = NullKeyPartitioning::random;  // partitioner (see config.cc)
   int64_t metadata_max_age_ms = 900000;     // metadata.max.age.ms
-  // topic.metadata.refresh.interval.ms (librdkafka; -1: no periodic refresh).
+  // topic.metadata.refresh.interval.ms (librdkafka; 0 or -1: no periodic refresh).
   // The metadata is asked for again min(this, metadata.max.age.ms) after the
   // last answer: see metadata_refresh_ms().
   int64_t metadata_refresh_interval_ms = 300000;
@@ -123,10 +123,11 @@ struct ConsumerConfig {
 // minutes; its metadata.max.age.ms, default 15, is how long a cache entry
 // stays usable, so a shorter one makes it ask sooner); the Java client and
 // aiokafka call their refresh period metadata.max.age.ms (5 minutes). The
-// model takes the shorter of the two settings (the refresh interval when it
-// is -1: none).
+// model takes the shorter of the two settings. A refresh interval of 0 or
+// -1 is none, as librdkafka starts its timer only for a positive one
+// (rd_kafka_new).
 inline int64_t metadata_refresh_ms(int64_t refresh_interval_ms, int64_t max_age_ms) {
-  return refresh_interval_ms < 0 ? max_age_ms : std::min(refresh_interval_ms, max_age_ms);
+  return refresh_interval_ms <= 0 ? max_age_ms : std::min(refresh_interval_ms, max_age_ms);
 }
 
 // Parses "host:port,host:port"; throws model::ConfigError naming `key`.

@@ -840,6 +840,7 @@ TEST(ClientConfigKeys, TheMetadataRefreshIsTheShorterOfIntervalAndMaxAge) {
   EXPECT_EQ(metadata_refresh_ms(300000, 900000), 300000);  // librdkafka's defaults
   EXPECT_EQ(metadata_refresh_ms(300000, 60000), 60000);
   EXPECT_EQ(metadata_refresh_ms(-1, 900000), 900000);  // no periodic refresh: the max age
+  EXPECT_EQ(metadata_refresh_ms(0, 900000), 900000);   // nor with 0 (librdkafka starts no timer)
 }
 
 TEST(ClientConfigKeys, TheOtherClientsKeysAreErrors) {
