@@ -2,7 +2,8 @@
 // seed-000 scenario (16 virtual minutes of the lab workload through a rolling
 // power-off) by default.
 //
-// Reported, for --seeds serial runs (seeds 1..N, one after the other):
+// Reported, for --seeds serial runs (seeds 1..N, one after the other, after
+// one untimed warm-up run; the two variants below take turns seed by seed):
 //   wall time per seed, simulated-to-wall ratio, events per second, and the
 //   process's peak resident memory — for two variants of the same runs:
 //     baseline    scenario::RunOptions::check_invariants = false
@@ -83,19 +84,31 @@ struct Figures {
   std::vector<uint64_t> hashes;
 };
 
-Figures serial(const scenario::Scenario& s, int seeds, bool invariants) {
-  Figures f;
+void run_into(Figures& f, const scenario::Scenario& s, int seed, bool invariants) {
   scenario::RunOptions o;
   o.check_invariants = invariants;
+  const double start = now_s();
+  const scenario::RunResult r = scenario::run_scenario(s, static_cast<uint64_t>(seed), o);
+  f.wall_s += now_s() - start;
+  f.simulated_s += static_cast<double>(r.end_time_us) / 1e6;
+  f.events += r.events;
+  f.hashes.push_back(r.trace_hash);
+}
+
+// Both variants over seeds 1..N, interleaved: an untimed run first (the
+// first run of a process pays for faulting in the allocator's memory and
+// for cold caches), then each seed in both variants, in turns (baseline
+// first on odd seeds, invariants first on even ones), so that a drift in
+// the machine's speed during the runs weighs on both alike. Run one
+// variant's seeds after the other's and the second came out up to a third
+// faster on this VM, whichever it was.
+void serial(const scenario::Scenario& s, int seeds, Figures& base, Figures& checked) {
+  (void)scenario::run_scenario(s, 1, scenario::RunOptions{});
   for (int seed = 1; seed <= seeds; ++seed) {
-    const double start = now_s();
-    const scenario::RunResult r = scenario::run_scenario(s, static_cast<uint64_t>(seed), o);
-    f.wall_s += now_s() - start;
-    f.simulated_s += static_cast<double>(r.end_time_us) / 1e6;
-    f.events += r.events;
-    f.hashes.push_back(r.trace_hash);
+    const bool base_first = seed % 2 == 1;
+    run_into(base_first ? base : checked, s, seed, !base_first);
+    run_into(base_first ? checked : base, s, seed, base_first);
   }
-  return f;
 }
 
 void print_row(const char* name, const Figures& f, int seeds) {
@@ -116,8 +129,9 @@ int main(int argc, char** argv) {
   }
   fmt::print("scenario {} ({}), {} virtual s per seed\n", s.name, s.hash, s.duration_us / 1e6);
   fmt::print("{:<11} {:>12} {:>12} {:>14} {:>12}\n", "variant", "ms/seed", "sim/wall", "events/s", "events/seed");
-  const Figures base = serial(s, o.seeds, false);
-  const Figures checked = serial(s, o.seeds, true);
+  Figures base;
+  Figures checked;
+  serial(s, o.seeds, base, checked);
   print_row("baseline", base, o.seeds);
   print_row("invariants", checked, o.seeds);
   fmt::print("ratio invariants/baseline: wall {:.2f}x\n", checked.wall_s / base.wall_s);
