@@ -715,6 +715,25 @@ std::vector<BootstrapServer> parse_bootstrap(const std::string& s, const std::st
   return out;
 }
 
+namespace {
+
+// topic.metadata.refresh.interval.ms (-1 .. 3600000) and metadata.max.age.ms
+// (1 .. 86400000). Given an interval and no max age, the max age is three
+// intervals, as librdkafka derives it (rd_kafka_conf_finalize: "Defaults to
+// topic.metadata.refresh.interval.ms * 3"), so a long interval is not cut
+// short by the default max age.
+void parse_metadata_timing(const Properties& props, int64_t& refresh_interval_ms, int64_t& max_age_ms) {
+  max_age_ms = props.get_int("metadata.max.age.ms", max_age_ms, 1, 86400000, "milliseconds");
+  refresh_interval_ms = props.get_int("topic.metadata.refresh.interval.ms", refresh_interval_ms, -1, 3600000,
+                                      "milliseconds");
+  if (props.has("topic.metadata.refresh.interval.ms") && !props.has("metadata.max.age.ms") &&
+      refresh_interval_ms > 0) {
+    max_age_ms = 3 * refresh_interval_ms;
+  }
+}
+
+}  // namespace
+
 ProducerConfig parse_producer_config(const Properties& props, ProducerConfig defaults) {
   check_keys(props, Role::producer, kProducerAliases);
   const auto key = [&](std::string_view k) { return spelling(props, kProducerAliases, k); };
@@ -748,10 +767,7 @@ ProducerConfig parse_producer_config(const Properties& props, ProducerConfig def
   const Partitioner partitioner = parse_partitioner(props, {c.key_hash, c.null_key});
   c.key_hash = partitioner.key_hash;
   c.null_key = partitioner.null_key;
-  c.metadata_max_age_ms =
-      props.get_int("metadata.max.age.ms", c.metadata_max_age_ms, 1, 86400000, "milliseconds");
-  c.metadata_refresh_interval_ms = props.get_int("topic.metadata.refresh.interval.ms",
-                                                 c.metadata_refresh_interval_ms, -1, 3600000, "milliseconds");
+  parse_metadata_timing(props, c.metadata_refresh_interval_ms, c.metadata_max_age_ms);
   c.reconnect_backoff_ms = get_int32(props, "reconnect.backoff.ms", c.reconnect_backoff_ms, 0,
                                      3600000, "milliseconds");
   c.reconnect_backoff_max_ms = get_reconnect_backoff_max(props, c.reconnect_backoff_max_ms);
@@ -852,10 +868,7 @@ ConsumerConfig parse_consumer_config(const Properties& props, ConsumerConfig def
   c.partition_assignment_strategy =
       parse_assignment_strategy(props, c.partition_assignment_strategy);
   c.max_in_flight = get_int32(props, key("max.in.flight"), c.max_in_flight, 1, 1000000, "requests");
-  c.metadata_max_age_ms =
-      props.get_int("metadata.max.age.ms", c.metadata_max_age_ms, 1, 86400000, "milliseconds");
-  c.metadata_refresh_interval_ms = props.get_int("topic.metadata.refresh.interval.ms",
-                                                 c.metadata_refresh_interval_ms, -1, 3600000, "milliseconds");
+  parse_metadata_timing(props, c.metadata_refresh_interval_ms, c.metadata_max_age_ms);
   c.reconnect_backoff_ms = get_int32(props, "reconnect.backoff.ms", c.reconnect_backoff_ms, 0,
                                      3600000, "milliseconds");
   c.reconnect_backoff_max_ms = get_reconnect_backoff_max(props, c.reconnect_backoff_max_ms);

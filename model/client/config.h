@@ -120,8 +120,10 @@ struct ConsumerConfig {
 
 // How long after its last answer a client asks for metadata again, unasked.
 // librdkafka refreshes every topic.metadata.refresh.interval.ms (default 5
-// minutes; its metadata.max.age.ms, default 15, is how long a cache entry
-// stays usable, so a shorter one makes it ask sooner); the Java client and
+// minutes, on a timer at a fixed rate from the client's start; the model
+// counts from the last answer); its metadata.max.age.ms, by default three
+// intervals, is how long a cache entry stays usable, so a shorter one makes
+// it ask sooner; the Java client and
 // aiokafka call their refresh period metadata.max.age.ms (5 minutes). The
 // model takes the shorter of the two settings. A refresh interval of 0 or
 // -1 is none, as librdkafka starts its timer only for a positive one

@@ -843,6 +843,18 @@ TEST(ClientConfigKeys, TheMetadataRefreshIsTheShorterOfIntervalAndMaxAge) {
   EXPECT_EQ(metadata_refresh_ms(0, 900000), 900000);   // nor with 0 (librdkafka starts no timer)
 }
 
+// librdkafka: given a refresh interval and no max age, the max age is three
+// intervals (rd_kafka_conf_finalize), so a long interval is not cut short.
+TEST(ClientConfigKeys, AGivenRefreshIntervalSetsTheMaxAgeToThreeIntervals) {
+  const ConsumerConfig c = consumer({{"topic.metadata.refresh.interval.ms", "1800000"}});
+  EXPECT_EQ(c.metadata_max_age_ms, 5400000);
+  EXPECT_EQ(metadata_refresh_ms(c.metadata_refresh_interval_ms, c.metadata_max_age_ms), 1800000);
+  const ProducerConfig p = producer({{"topic.metadata.refresh.interval.ms", "1800000"}, {"metadata.max.age.ms", "600000"}});
+  EXPECT_EQ(p.metadata_max_age_ms, 600000);  // given: kept
+  EXPECT_EQ(metadata_refresh_ms(p.metadata_refresh_interval_ms, p.metadata_max_age_ms), 600000);
+  EXPECT_EQ(consumer({{"topic.metadata.refresh.interval.ms", "-1"}}).metadata_max_age_ms, 900000);
+}
+
 TEST(ClientConfigKeys, TheOtherClientsKeysAreErrors) {
   for (const char* key : {"group.id", "auto.offset.reset", "fetch.min.bytes", "session.timeout.ms",
                           "enable.auto.commit", "fetch.error.backoff.ms", "isolation.level",

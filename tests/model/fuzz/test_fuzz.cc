@@ -274,13 +274,21 @@ TEST(FuzzBuild, NoAddressIsReplacedWhileABrokerMayStillRestart) {
                                          {FaultKind::replace_address, 29'000, 5'000, 0, 0}}),
                           space);
   EXPECT_EQ(moves(cut), (Moves{{"node1", 29'000}}));
-  // With a longer session timeout it takes longer to settle.
+  // A kill of kafka1 to 2 s, then node1 replaced at `early` and at `late`:
+  // the moves kept.
+  const auto after_kill = [&](int64_t early, int64_t late) {
+    return moves(build(three_brokers({{FaultKind::kill, 0, 2'000, 1, 0},
+                                      {FaultKind::replace_address, early, 5'000, 0, 0},
+                                      {FaultKind::replace_address, late, 5'000, 0, 0}}),
+                       space));
+  };
+  // With a longer session timeout it takes longer to settle: 18 + 20 + 1 s.
   pin(space, "zookeeper.session.timeout.ms", "18000");
-  const Built longer = build(three_brokers({{FaultKind::kill, 0, 2'000, 1, 0},
-                                            {FaultKind::replace_address, 29'000, 5'000, 0, 0},
-                                            {FaultKind::replace_address, 41'000, 5'000, 0, 0}}),
-                             space);
-  EXPECT_EQ(moves(longer), (Moves{{"node1", 41'000}}));
+  EXPECT_EQ(after_kill(29'000, 41'000), (Moves{{"node1", 41'000}}));
+  // So does a connection timeout longer than the session timeout: 30 + 20 + 1 s.
+  pin(space, "zookeeper.session.timeout.ms", "6000");
+  pin(space, "zookeeper.connection.timeout.ms", "30000");
+  EXPECT_EQ(after_kill(41'000, 53'000), (Moves{{"node1", 53'000}}));
 }
 
 TEST(FuzzBuild, ABadPinnedKeyIsAnInputErrorNamingSet) {
