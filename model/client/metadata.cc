@@ -85,14 +85,14 @@ void Metadata::invalidate(const kafka::TopicPartition& tp) {
 }
 
 void Metadata::arm_age_timer() {
-  age_timer_.arm(ctx_, sim::Time::zero() + sim::Duration::millis(last_answer_ms_ + options_.max_age_ms),
+  age_timer_.arm(ctx_, sim::Time::zero() + sim::Duration::millis(last_answer_ms_ + options_.refresh_ms),
                  [this] { on_age(); });
 }
 
 void Metadata::on_age() {
   // The timer is due at the earliest deadline armed: a later answer moved
   // the age on, and the timer with it.
-  if (ctx_.now().us() / 1000 - last_answer_ms_ >= options_.max_age_ms) {
+  if (ctx_.now().us() / 1000 - last_answer_ms_ >= options_.refresh_ms) {
     refresh();
   } else {
     arm_age_timer();

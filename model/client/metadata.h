@@ -27,7 +27,7 @@ class Metadata {
     int32_t reconnect_backoff_ms = 100;
     // Asked for again this long after the last answer (metadata_refresh_ms in
     // config.h).
-    int64_t max_age_ms = 300000;
+    int64_t refresh_ms = 300000;
   };
   // `on_error` hears connection-level failures (name, node); `on_update`
   // runs after every answer.
@@ -75,7 +75,7 @@ class Metadata {
 
  private:
   void on_answer(const kafka::MetadataResponse& r);
-  // Options::max_age_ms after the last answer (metadata_refresh_ms in
+  // Options::refresh_ms after the last answer (metadata_refresh_ms in
   // config.h), a refresh: on a timer, as librdkafka's
   // topic.metadata.refresh.interval.ms timer and aiokafka's synchroniser task
   // wake on their own (the Java client looks at every poll, which an

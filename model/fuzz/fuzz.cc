@@ -256,7 +256,6 @@ int32_t schedule(const Case& c, const Space& sp, const Topology& t, int64_t repl
   // ZooKeeper fault elsewhere can keep a starting broker from registering
   // (it exits at zookeeper.connection.timeout.ms and is started again).
   int64_t unsettled_until = -1;
-  auto unsettle = [&](int64_t ms) { unsettled_until = std::max(unsettled_until, ms); };
   int64_t network_busy_until = -1;
   bool any_network = false;
   int32_t kept = 0;
@@ -293,7 +292,6 @@ int32_t schedule(const Case& c, const Space& sp, const Topology& t, int64_t repl
         const std::string& p = t.processes[target % t.processes.size()];
         if (!free_at(p, start) || !free_at(t.host_of.at(p), start)) continue;
         busy_until[p] = end;
-        unsettle(end + replace_settle_ms);
         const char* undo = f.kind == FaultKind::pause ? "resume" : "start";
         nlohmann::json j = {{"action", to_string(f.kind)}, {"target", p}};
         if (f.kind == FaultKind::stop) j["grace_s"] = 30;
@@ -305,7 +303,6 @@ int32_t schedule(const Case& c, const Space& sp, const Topology& t, int64_t repl
         const std::string& h = t.cluster_hosts[target % t.cluster_hosts.size()];
         if (!host_free(h, start)) continue;
         busy_until[h] = end + kBootDelayMs;
-        unsettle(end + kBootDelayMs + replace_settle_ms);
         for (const auto& [p, host] : t.host_of) {
           if (host == h) busy_until[p] = end + kBootDelayMs;
         }
@@ -323,7 +320,6 @@ int32_t schedule(const Case& c, const Space& sp, const Topology& t, int64_t repl
         // while a broker may still be restarting or registering.
         if (unsettled_until > start) continue;
         busy_until[h] = end;
-        unsettle(end + replace_settle_ms);
         const size_t index =
             static_cast<size_t>(std::find(t.cluster_hosts.begin(), t.cluster_hosts.end(), h) - t.cluster_hosts.begin());
         add(s_us, 1, {{"action", "replace_address"}, {"target", h}, {"address", fmt::format("10.0.2.{}", index + 1)}});
@@ -384,12 +380,15 @@ int32_t schedule(const Case& c, const Space& sp, const Topology& t, int64_t repl
         }
         network_busy_until = end;
         any_network = true;
-        unsettle(end + replace_settle_ms);
         add(s_us, 1, std::move(j));
         add(e_us, 0, {{"action", "heal"}});
         break;
       }
     }
+    // Kept: no replace_address until it has settled (a powered-off host's
+    // processes start a boot delay after its power comes back).
+    unsettled_until = std::max(unsettled_until,
+                               end + (f.kind == FaultKind::power_off ? kBootDelayMs : 0) + replace_settle_ms);
     ++kept;
   }
   // The healing phase: every cut removed at the end of the window, however
