@@ -117,12 +117,24 @@ void Client::connect_next() {
     socket_ = ctx_.connect(host, port);
     socket_connected_ = false;
     handshake_done_ = false;
-    const int64_t connect_timeout_ms =
-        config_.session_timeout_ms / static_cast<int64_t>(servers_.size());
-    ctx_.cancel(connect_timer_);
-    connect_timer_ = ctx_.after(sim::Duration::millis(connect_timeout_ms), [this, generation] {
-      if (generation == generation_ && !handshake_done_) connection_lost("connect timeout");
-    });
+    arm_connect_timeout();
+  });
+}
+
+void Client::arm_connect_timeout() {
+  // ClientCnxn: until the session is (re)established the send thread times
+  // out connectTimeout after it last heard from the server, a clock it
+  // resets as a connect starts and again as the TCP connection completes
+  // (ClientCnxnSocketNIO.doTransport: updateLastSendAndHeard before
+  // primeConnection). connectTimeout is the session timeout over the number
+  // of servers: the requested one until a server answers, the negotiated one
+  // from then on (SendThread.onConnected sets both timeouts again).
+  const int32_t session_ms = negotiated_timeout_ms_ > 0 ? negotiated_timeout_ms_ : config_.session_timeout_ms;
+  const int64_t connect_timeout_ms = session_ms / static_cast<int64_t>(servers_.size());
+  const uint64_t generation = generation_;
+  ctx_.cancel(connect_timer_);
+  connect_timer_ = ctx_.after(sim::Duration::millis(connect_timeout_ms), [this, generation] {
+    if (generation == generation_ && !handshake_done_) connection_lost("connect timeout");
   });
 }
 
@@ -156,9 +168,11 @@ void Client::connection_lost(const char* why) {
 
 void Client::arm_read_timeout() {
   ctx_.cancel(read_timer_);
-  const int32_t timeout = handshake_done_ ? negotiated_timeout_ms_ : config_.session_timeout_ms;
+  // Only once the session is established: before that connectTimeout
+  // governs (arm_connect_timeout).
+  if (!handshake_done_) return;
   const uint64_t generation = generation_;
-  read_timer_ = ctx_.after(sim::Duration::millis(timeout * 2 / 3), [this, generation] {
+  read_timer_ = ctx_.after(sim::Duration::millis(negotiated_timeout_ms_ * 2 / 3), [this, generation] {
     if (generation == generation_) connection_lost("read timeout");
   });
 }
@@ -368,7 +382,7 @@ bool Client::on_connected(sim::SocketId socket) {
   ctx_.send(socket, sim::Payload(ClientMessage(
                         ConnectRequest{last_zxid_seen_, config_.session_timeout_ms, session_})));
   last_sent_ = ctx_.now();
-  arm_read_timeout();
+  arm_connect_timeout();
   return true;
 }
 

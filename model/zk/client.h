@@ -4,7 +4,10 @@
 // The connect string holds addresses resolved once, at construction; the
 // client tries them in an order shuffled from its own random stream. A try
 // gives up after sessionTimeout / (number of servers) (ClientCnxn's
-// connectTimeout); after failing every server the client waits a second
+// connectTimeout, from the requested timeout until a session is negotiated,
+// then from the negotiated one) without a word from the server, counted from
+// the start of the try and again from the TCP connection's completion, until
+// the session is established; after failing every server the client waits a second
 // before the next round, and a random 0-1 s before any reconnect. Once
 // connected it pings a third of the negotiated timeout after its last send
 // (and on a packet from the server once it is nearly due, or 10 s after the
@@ -130,6 +133,7 @@ class Client {
   void connect_next();
   void connection_lost(const char* why);
   void send_request(Pending& p);
+  void arm_connect_timeout();
   void arm_read_timeout();
   void arm_ping();
   sim::Duration ping_interval() const;

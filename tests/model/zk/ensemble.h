@@ -28,7 +28,9 @@ class ClientProcess final : public sim::Process, public ClientListener {
     client_ = std::make_unique<Client>(ctx(), config_, *this);
     client_->start();
   }
-  void on_connected(sim::SocketId s) override { client_->on_connected(s); }
+  void on_connected(sim::SocketId s) override {
+    if (client_->on_connected(s)) tcp_connected_at.push_back(ctx().now());
+  }
   void on_connect_failed(sim::SocketId s, sim::ConnectError e) override {
     client_->on_connect_failed(s, e);
   }
@@ -45,6 +47,8 @@ class ClientProcess final : public sim::Process, public ClientListener {
 
   std::vector<SessionState> states;
   std::vector<WatchEvent> watches;
+  // When each of the client's TCP connections to a server completed.
+  std::vector<sim::Time> tcp_connected_at;
 
  private:
   ClientConfig config_;

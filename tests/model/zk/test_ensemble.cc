@@ -254,6 +254,44 @@ TEST(ZkEnsemble, SessionSurvivesAShortFailoverAndExpiresAfterALongOne) {
   EXPECT_EQ(c->states.back(), SessionState::expired);
 }
 
+// ClientCnxn gives a connection whose handshake goes unanswered (a paused
+// server's kernel still accepts it) connectTimeout without a word: the
+// negotiated session timeout over the server count, counted again from the
+// TCP connection's completion (ClientCnxnSocketNIO.doTransport), and not the
+// read timeout, which applies only to an established session.
+TEST(ZkEnsemble, AnUnansweredHandshakeTimesOutAfterTheNegotiatedConnectTimeout) {
+  Ensemble e(EnsembleOptions{.servers = 1});
+  e.start();
+  // Asks for 2 s; a tickTime of 2 s makes the server grant 4 s (2 ticks).
+  ClientProcess* c = e.add_client("broker", /*timeout_ms=*/2000);
+  // 0.7 s each way: a TCP connection takes 1.4 s to complete.
+  const sim::HostId client_host = *e.world().find_host("broker");
+  e.world().network().set_link_latency(client_host, e.host(1),
+                                       sim::LatencyModel::constant(Duration::millis(700)));
+  e.world().network().set_link_latency(e.host(1), client_host,
+                                       sim::LatencyModel::constant(Duration::millis(700)));
+  ASSERT_TRUE(e.run_until([&] { return c->client().state() == SessionState::connected; },
+                          Duration::seconds(10)));
+  ASSERT_EQ(c->client().negotiated_timeout_ms(), 4000);
+
+  e.world().pause(e.process(1));
+  const size_t before = c->tcp_connected_at.size();
+  e.run_for(Duration::seconds(45));
+  // The first connection after the pause follows the read timeout; each
+  // later one follows an unanswered handshake: 4 s after the last TCP
+  // connection completed, a random 0-1 s pause and a second for the round,
+  // then 1.4 s to connect. (The requested 2 s, or a clock started with the
+  // try rather than the connection, or the read timeout, would come sooner.)
+  const std::vector<sim::Time>& at = c->tcp_connected_at;
+  ASSERT_GE(at.size(), before + 4);
+  for (size_t i = before + 1; i < at.size(); ++i) {
+    const int64_t gap_ms = (at[i] - at[i - 1]).us() / 1000;
+    EXPECT_GE(gap_ms, 6400) << "connection " << i;
+    EXPECT_LE(gap_ms, 7450) << "connection " << i;
+  }
+  EXPECT_NE(c->client().state(), SessionState::connected);
+}
+
 TEST(ZkEnsemble, WatchesFireOnceAndSurviveAReconnect) {
   Ensemble e;
   e.start();
