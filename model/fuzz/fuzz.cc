@@ -432,15 +432,27 @@ std::string expectation_of(Property p, const Case& c) {
 // broker whose session died must see it expire and register again (the
 // session timeout), the ensemble may have to elect a leader and sync
 // (initLimit ticks), a crashed process is restarted by its service manager
-// (restart delay), and the producer's requests that went into the cut time
+// (restart delay), and the clients' requests that went into the cut time
 // out before they are retried (request.timeout.ms); plus 10 s for the
 // controller, metadata refreshes and back-offs.
+//
+// A consumer that runs through the faults (a group member) counts too: a
+// fetch its broker took in just before its host lost power leaves nothing
+// unacknowledged on the consumer's side, so no retransmission meets the
+// rebooted host's reset, and the consumer waits out its own request timeout
+// (socket.timeout.ms, 60 s in librdkafka) before it asks for metadata and
+// finds the new leader, as a real one would. (Found by `kafkasim fuzz
+// --property liveness --seed 901`: a 1 s power-off stalled a member 60 s.)
 int64_t liveness_bound_ms(const scenario::Scenario& s) {
   int64_t session = 0;
   for (const scenario::BrokerSpec& b : s.brokers) session = std::max<int64_t>(session, b.config.zookeeper_session_timeout_ms);
   int64_t sync = 0;
   for (const scenario::ZooKeeperSpec& z : s.zookeepers) sync = std::max(sync, z.config.tick_time_ms * z.config.init_limit);
-  const int64_t request = s.workload.steady.options.producer.request_timeout_ms;
+  const client::SteadyOptions& w = s.workload.steady.options;
+  int64_t request = w.producer.request_timeout_ms;
+  if (!w.groups.empty()) {
+    request = std::max<int64_t>(request, w.consumer.request_timeout_ms);
+  }
   return session + sync + s.environment.restart_delay_us / 1000 + request + kSlackMs;
 }
 
