@@ -433,9 +433,12 @@ void Controller::on_broker_failure(const std::vector<BrokerId>& brokers, const B
     in_sequence(
         brokers.size(),
         [this, brokers, batch](size_t i, Done next) {
+          // Every replica the broker holds goes offline (OfflineReplica);
+          // whether it is still in an ISR is read from ZooKeeper, as a
+          // leader may have added it back since the controller last heard.
           std::vector<TopicPartition> tps;
           for (const auto& [tp, info] : partitions_) {
-            if (info.state && contains(info.state->isr, brokers[i])) tps.push_back(tp);
+            if (info.state && contains(info.replicas, brokers[i])) tps.push_back(tp);
           }
           remove_from_isr(tps, brokers[i], batch, std::move(next));
         },
@@ -707,7 +710,18 @@ void Controller::remove_from_isr(std::vector<TopicPartition> tps, BrokerId repli
 }
 
 void Controller::update_states(std::vector<TopicPartition> tps, Decide decide,
-                               const BatchPtr& batch, Done done, int attempt) {
+                               const BatchPtr& batch, Done done) {
+  if (tps.empty()) {
+    done();
+    return;
+  }
+  load_states(tps, [this, tps, decide = std::move(decide), batch, done = std::move(done)]() mutable {
+    write_states(std::move(tps), std::move(decide), batch, std::move(done), 0);
+  });
+}
+
+void Controller::write_states(std::vector<TopicPartition> tps, Decide decide,
+                              const BatchPtr& batch, Done done, int attempt) {
   std::vector<std::pair<TopicPartition, znodes::LeaderAndIsr>> writes;
   for (const TopicPartition& tp : tps) {
     auto it = partitions_.find(tp);
@@ -737,7 +751,7 @@ void Controller::update_states(std::vector<TopicPartition> tps, Decide decide,
           redo.push_back(tp);
         }
       }
-      update_states(redo, decide, batch, done, attempt + 1);
+      write_states(redo, decide, batch, done, attempt + 1);
     });
   });
   for (auto& [tp, next] : writes) {

@@ -139,8 +139,16 @@ class Controller {
   // Computes a partition's new state; nullopt: leave it as it is.
   using Decide = std::function<std::optional<znodes::LeaderAndIsr>(const TopicPartition&,
                                                                     const PartitionInfo&)>;
-  void update_states(std::vector<TopicPartition> tps, Decide decide, const BatchPtr& batch, Done done,
-                     int attempt = 0);
+  // Reads the partitions' states from ZooKeeper, then decides and writes
+  // (write_states): the controller's copy can be stale, since a leader
+  // changes the ISR itself and the controller hears of it late or never
+  // (an ISR change notification), so Kafka reads before it decides
+  // (getTopicPartitionStatesRaw in ZkPartitionStateMachine.
+  // doElectLeaderForPartitions and ZkReplicaStateMachine.
+  // doRemoveReplicasFromIsr, 2.2 to 3.9).
+  void update_states(std::vector<TopicPartition> tps, Decide decide, const BatchPtr& batch, Done done);
+  void write_states(std::vector<TopicPartition> tps, Decide decide, const BatchPtr& batch, Done done,
+                    int attempt);
   void add_leader_and_isr(const BatchPtr& batch, const TopicPartition& tp, bool is_new = false,
                           BrokerId except = kNoBroker);
   void send(const Batch& batch);
