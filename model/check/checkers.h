@@ -32,11 +32,13 @@
 //     ok      topic=t, partition, offset (of the acknowledgement; -1 with
 //             acks=0), value=v, producer=P.
 //     fail    value=v, producer=P, error: the broker said it was not written
-//             (NOT_ENOUGH_REPLICAS, NOT_LEADER_FOR_PARTITION ...). partition
-//             if known. Only errors returned before the append are fail:
-//             NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT from the
-//             broker's purgatory and every client-side timeout are info,
-//             since the record may be in the log.
+//             (NOT_ENOUGH_REPLICAS, NOT_LEADER_FOR_PARTITION with acks 0 or
+//             1 ...). partition if known. Only errors returned before the
+//             append are fail: NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+//             REQUEST_TIMED_OUT from the broker's purgatory,
+//             NOT_LEADER_FOR_PARTITION with acks=all (the partition moved
+//             while the request waited there) and every client-side timeout
+//             are info, since the record may be in the log.
 //     info    value=v, producer=P, error: unknown outcome (request timed out,
 //             connection lost with the request in flight, delivery timeout).
 //             A completion takes the earliest pending invoke of the same

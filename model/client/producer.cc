@@ -554,7 +554,13 @@ void Producer::send_batch(const std::shared_ptr<Batch>& batch, BrokerId leader) 
           case ErrorCode::fenced_leader_epoch:
           case ErrorCode::unknown_leader_epoch:
             metadata_.invalidate(batch->tp);
-            on_batch_error(batch, kafka::to_string(pr.error), true, false);
+            // With acks=all, NOT_LEADER_FOR_PARTITION may come after the
+            // append: the request waited in the leader's purgatory and the
+            // partition moved away (DelayedProduce, via
+            // Partition.checkEnoughReplicasReachOffset). The batch may be in
+            // the log then, and the history must not say it was not written.
+            on_batch_error(batch, kafka::to_string(pr.error), true,
+                           config_.acks == -1 && pr.error == ErrorCode::not_leader_for_partition);
             break;
           case ErrorCode::request_timed_out:
           case ErrorCode::not_enough_replicas_after_append:

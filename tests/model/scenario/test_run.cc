@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "check_property.h"
@@ -150,6 +151,52 @@ TEST(ScenarioRun, TheHistoryAndTraceCanBeKept) {
   EXPECT_GT(history.size(), 1000u);
   const std::string lines = trace.str();
   EXPECT_EQ(static_cast<uint64_t>(std::count(lines.begin(), lines.end(), '\n')), r.trace_records);
+}
+
+// A produce request with acks=all waits in its leader's purgatory after the
+// append; if the partition moves meanwhile the answer is
+// NOT_LEADER_FOR_PARTITION (DelayedProduce), and the batch may be in the
+// log. The history records such a send as unknown (info), never as fail
+// (not written): here the consumer later reads values so answered.
+TEST(ScenarioRun, ANotLeaderAnswerToAParkedAcksAllSendIsAnUnknownOutcome) {
+  const Scenario s = parse_scenario("not_leader.json", R"({
+    "name": "not leader after the append",
+    "version": "2.8",
+    "duration_s": 90,
+    "hosts": [
+      {"name": "node1", "address": "10.0.0.1", "zookeeper": {"id": 1}, "brokers": [{"id": 1}]},
+      {"name": "node2", "address": "10.0.0.2", "brokers": [{"id": 2}]},
+      {"name": "node3", "address": "10.0.0.3", "brokers": [{"id": 3}]},
+      {"name": "client", "address": "10.0.9.1", "clients": ["producer", "consumer"]}
+    ],
+    "clients": {"producer": {"retries": 0, "acks": "all"}, "consumer": {"auto.offset.reset": "earliest"}},
+    "topics": [{"name": "t", "partitions": 1, "replication_factor": 3}],
+    "workload": {"type": "steady", "producers": ["producer"], "consumers": ["consumer"], "groups": [],
+                 "rate_per_s": 10, "topic": "t", "consumers_start_s": 60},
+    "faults": [
+      {"at": 30, "action": "partition", "cuts": [["node2", "node3"]]},
+      {"at": 35, "action": "stop", "target": "kafka2"},
+      {"at": 50, "action": "heal"}
+    ]
+  })");
+  check::History h;
+  RunOptions o;
+  o.history_out = &h;
+  const RunResult r = run_scenario(s, 1, o);
+  ASSERT_EQ(r.exit_code(), kExitHeld) << failures(r);
+  std::set<uint64_t> consumed;
+  for (const check::Op& op : h.ops()) {
+    if (op.f == check::OpFunction::poll && op.type == check::OpType::ok && op.partition >= 0) consumed.insert(op.value);
+  }
+  const auto not_leader = h.find_string("NOT_LEADER_FOR_PARTITION");
+  ASSERT_TRUE(not_leader.has_value()) << "no send was answered NOT_LEADER_FOR_PARTITION";
+  size_t unknown_but_read = 0;
+  for (const check::Op& op : h.ops()) {
+    if (op.f != check::OpFunction::send || op.error != *not_leader) continue;
+    EXPECT_NE(op.type, check::OpType::fail) << "value " << op.value << " at " << op.time_us;
+    if (op.type == check::OpType::info && consumed.count(op.value) != 0) ++unknown_but_read;
+  }
+  EXPECT_GT(unknown_but_read, 0u);
 }
 
 TEST(ScenarioRun, RestartingTheClientsRecordsTheirExitsAndStartsThemAgain) {
