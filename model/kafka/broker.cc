@@ -2031,7 +2031,10 @@ void Broker::on_fetcher_request_failed(BrokerId leader) {
 
 void Broker::run_fetcher(BrokerId leader) {
   FetcherState& f = fetchers_[leader];
-  if (f.in_flight || f.flushing || f.sleeping || f.partitions.empty() || shutting_down_) return;
+  // A broker shutting down goes on replicating through its controlled
+  // shutdown: KafkaServer.shutdown stops the fetchers only afterwards
+  // (replicaManager.shutdown), which finish_shutdown models.
+  if (f.in_flight || f.flushing || f.sleeping || f.partitions.empty() || fetchers_stopped_) return;
   OffsetsForLeaderEpochRequest epochs{config_.broker_id, {}};
   FetchRequest fetch{config_.broker_id, config_.replica_fetch_wait_max_ms,
                      config_.replica_fetch_min_bytes, config_.replica_fetch_response_max_bytes, {}};
@@ -2291,6 +2294,7 @@ void Broker::controlled_shutdown(int32_t attempt) {
 void Broker::finish_shutdown() {
   // KafkaServer.shutdown: fetchers stop, the controller resigns, every log
   // is flushed with a clean-shutdown marker, then the ZooKeeper session closes.
+  fetchers_stopped_ = true;
   for (auto& [leader, f] : fetchers_) f.partitions.clear();
   fetching_from_.clear();
   fetch_client_->close_all();

@@ -370,6 +370,7 @@ class Broker final : public sim::Process {
   bool registered_ = false;
   int64_t broker_epoch_ = -1;
   bool shutting_down_ = false;
+  bool fetchers_stopped_ = false;  // finish_shutdown: the replica fetchers are stopped
 
   std::unique_ptr<Controller> controller_;
   std::vector<std::unique_ptr<Controller>> old_controllers_;
