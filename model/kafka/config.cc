@@ -789,7 +789,8 @@ BrokerConfig default_broker_config(VersionProfile version) {
                          .failed_fetch_sleeps = !v3,
                          .isr_join_needs_live_broker = v3,
                          .high_watermark_waits_for_eligible_only = v3,
-                         .fetch_above_end_completes = v3};
+                         .fetch_above_end_completes = v3,
+                         .unknown_producer_any_sequence = !v22};
   c.group_rules = {.join_admission_by_state = !v22,
                    .heartbeat_while_completing = !v22,
                    .member_checks_before_state = !v22,

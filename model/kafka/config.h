@@ -108,6 +108,14 @@ struct ReplicationRules {
   // offset on a later segment than that end was answered at once
   // (DelayedFetch.tryComplete).
   bool fetch_above_end_completes = false;
+  // From Kafka 2.5 (KIP-360, ProducerAppendInfo.checkSequence) a leader that
+  // has no state for a producer id (its records were truncated away, or an
+  // unclean election chose a replica that never had them) takes its batch
+  // at any sequence number. 2.2 refuses one that does not start at 0
+  // (UNKNOWN_PRODUCER_ID in Kafka; the model answers OUT_OF_ORDER_SEQUENCE_NUMBER,
+  // which its client handles as librdkafka handles UNKNOWN_PRODUCER_ID when
+  // nothing earlier is in flight: drain and bump the epoch).
+  bool unknown_producer_any_sequence = false;
 };
 
 // Where a release's group coordinator differs in mechanism, not in a

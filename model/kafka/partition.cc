@@ -184,7 +184,9 @@ SequenceCheck Partition::check_sequence(ProducerId pid, int16_t epoch, int32_t f
                                         int32_t last_seq, Offset* duplicate_offset) const {
   auto it = producers_.find(pid);
   if (it == producers_.end()) {
-    return first_seq == 0 ? SequenceCheck::append : SequenceCheck::out_of_order;
+    // No state for the producer: from 2.5 any sequence is taken (ReplicationRules).
+    return first_seq == 0 || rules_.unknown_producer_any_sequence ? SequenceCheck::append
+                                                                  : SequenceCheck::out_of_order;
   }
   const ProducerEntry& e = it->second;
   if (epoch < e.epoch) return SequenceCheck::invalid_epoch;

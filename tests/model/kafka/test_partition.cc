@@ -714,6 +714,23 @@ TEST(KafkaPartitionProducers, ANewProducerMustStartAtSequenceZero) {
   EXPECT_EQ(bed.check(5, 9), SequenceCheck::out_of_order);
 }
 
+// From Kafka 2.5 (KIP-360) a leader with no state for a producer takes its
+// batch at any sequence: the producer's earlier records may have been
+// truncated away or never reached this replica (an unclean election). A
+// producer the leader knows still needs sequence 0 in a new epoch.
+TEST(KafkaPartitionProducers, From25AnUnknownProducerMayStartAtAnySequence) {
+  Bed bed;
+  ReplicationRules rules;
+  rules.unknown_producer_any_sequence = true;
+  bed.p().set_rules(rules);
+  EXPECT_EQ(bed.check(5, 9), SequenceCheck::append);
+  EXPECT_EQ(bed.check(5, 9, 0, nullptr, kPid + 1), SequenceCheck::append);
+  bed.append_sequences(0, 4);
+  EXPECT_EQ(bed.check(7, 9), SequenceCheck::out_of_order) << "a known producer's gap";
+  EXPECT_EQ(bed.check(3, 5, /*epoch=*/1), SequenceCheck::out_of_order) << "a new epoch starts at 0";
+  EXPECT_EQ(bed.check(0, 2, /*epoch=*/1), SequenceCheck::append);
+}
+
 TEST(KafkaPartitionProducers, TheNextBatchMustContinueTheLastSequence) {
   Bed bed;
   bed.append_sequences(0, 4);
