@@ -193,29 +193,40 @@ void Broker::load_logs() {
 
 void Broker::schedule_tasks() {
   // A periodic task; it keeps rescheduling itself for the life of the process.
-  auto every = std::make_shared<std::function<void(sim::Duration, sim::Duration, std::function<void()>)>>();
-  *every = [this, weak = std::weak_ptr(every)](sim::Duration first, sim::Duration period,
-                                               std::function<void()> fn) {
-    ctx().after(first, [this, weak, period, fn] {
+  // KafkaScheduler runs its tasks at a fixed rate (scheduleAtFixedRate): a
+  // run that comes late — the process was paused — leaves the schedule where
+  // it was, and the next run is due a period after the late one was due, not
+  // a period after it ran. Java then runs every run missed meanwhile at once,
+  // back to back; here they are one run, as the tasks (ISR shrink, high
+  // watermark checkpoint, retention, flush) would find nothing more to do.
+  auto every = std::make_shared<std::function<void(sim::Time, sim::Duration, std::function<void()>)>>();
+  *every = [this, weak = std::weak_ptr(every)](sim::Time due, sim::Duration period, std::function<void()> fn) {
+    ctx().at(due, [this, weak, due, period, fn] {
       fn();
-      if (auto self = weak.lock()) (*self)(period, period, fn);
+      const sim::Time now = ctx().now();
+      const int64_t missed = (now - due).us() / period.us();
+      const sim::Time next = due + sim::Duration::micros(period.us() * (missed + 1));
+      if (auto self = weak.lock()) (*self)(next, period, fn);
     });
+  };
+  auto every_from_now = [this, every](sim::Duration first, sim::Duration period, std::function<void()> fn) {
+    (*every)(ctx().now() + first, period, std::move(fn));
   };
   tasks_ = every;
   const sim::Duration isr_check = sim::Duration::millis(std::max<int64_t>(1, config_.replica_lag_time_max_ms / 2));
-  (*every)(isr_check, isr_check, [this] { shrink_isrs(); });
-  (*every)(kIsrPropagationInterval, kIsrPropagationInterval, [this] { propagate_isr_changes(); });
+  every_from_now(isr_check, isr_check, [this] { shrink_isrs(); });
+  every_from_now(kIsrPropagationInterval, kIsrPropagationInterval, [this] { propagate_isr_changes(); });
   const sim::Duration hw = sim::Duration::millis(config_.replica_high_watermark_checkpoint_interval_ms);
-  (*every)(hw, hw, [this] { checkpoint_high_watermarks(); });
+  every_from_now(hw, hw, [this] { checkpoint_high_watermarks(); });
   const sim::Duration retention = sim::Duration::millis(config_.log_retention_check_interval_ms);
-  (*every)(kInitialTaskDelay, retention, [this] { retention_check(); });
+  every_from_now(kInitialTaskDelay, retention, [this] { retention_check(); });
   // LogManager's flusher runs every log.flush.scheduler.interval.ms after a
   // first run at 30 s; with the default (Long.MAX_VALUE) that first run is
   // the only one, so flush.ms alone hardly flushes anything.
   const int64_t flush_ms = config_.log_flush_scheduler_interval_ms;
   if (flush_ms != INT64_MAX) {
     const sim::Duration flush = sim::Duration::millis(std::max<int64_t>(1, flush_ms));
-    (*every)(kInitialTaskDelay, flush, [this] { flush_check(); });
+    every_from_now(kInitialTaskDelay, flush, [this] { flush_check(); });
   } else {
     ctx().after(kInitialTaskDelay, [this] { flush_check(); });
   }

@@ -199,6 +199,41 @@ TEST(ScenarioRun, ANotLeaderAnswerToAParkedAcksAllSendIsAnUnknownOutcome) {
   EXPECT_GT(unknown_but_read, 0u);
 }
 
+// A broker's periodic tasks run at a fixed rate (KafkaScheduler:
+// scheduleAtFixedRate): a run delayed by a pause leaves the schedule where it
+// was. Retention checks every 60 s from 30 s, the broker paused from 140 to
+// 170 s: the 150 s check runs at 170 s, and the next ones at 210, 270, 330
+// and 390 s (not 230, 290 ...).
+TEST(ScenarioRun, BrokerTasksKeepTheirScheduleAfterAPause) {
+  const Scenario s = parse_scenario("pause.json", R"({
+    "name": "retention after a pause",
+    "version": "2.8",
+    "duration_s": 400,
+    "kafka": {"properties": {"log.retention.check.interval.ms": 60000, "offsets.topic.replication.factor": 1}},
+    "hosts": [
+      {"name": "zoo1", "address": "10.0.0.2", "zookeeper": {"id": 1}},
+      {"name": "k1", "address": "10.0.0.5", "brokers": [{"id": 1}]},
+      {"name": "client", "address": "10.0.0.10", "clients": ["p"]}
+    ],
+    "topics": [{"name": "t", "partitions": 1, "replication_factor": 1,
+                "config": {"retention.ms": 30000, "segment.ms": 10000}}],
+    "workload": {"type": "steady", "producers": ["p"], "consumers": [], "groups": [], "rate_per_s": 10,
+                 "arrivals": "fixed", "keys": 0, "value_size": 10},
+    "faults": [{"at": 140, "action": "pause", "target": "kafka1"}, {"at": 170, "action": "resume", "target": "kafka1"}]
+  })");
+  std::ostringstream trace;
+  RunOptions o;
+  o.trace_json = &trace;
+  run_scenario(s, 1, o);
+  std::set<int64_t> deleted_at_s;
+  std::istringstream lines(trace.str());
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j["kind"] == "segment_deleted") deleted_at_s.insert(j["t_us"].get<int64_t>() / 1'000'000);
+  }
+  EXPECT_EQ(deleted_at_s, (std::set<int64_t>{90, 170, 210, 270, 330, 390}));
+}
+
 TEST(ScenarioRun, RestartingTheClientsRecordsTheirExitsAndStartsThemAgain) {
   const RunResult r = run_scenario(
       small(R"({"faults": [{"at": 30, "action": "restart_clients"}], "snapshots": null,
