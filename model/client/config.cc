@@ -32,11 +32,11 @@
 // librdkafka spelling of the setting; the Java consumer calls it
 // request.timeout.ms. Both are accepted, as aliases. librdkafka's default is
 // 60000, Java's 30000; ConsumerConfig keeps 30000, the steady workload's
-// consumers (librdkafka's defaults, steady.cc) 60000. For the producer,
-// librdkafka's request.timeout.ms is the ack timeout and socket.timeout.ms
-// the client-side timeout of a ProduceRequest; the model's producer has one
-// timeout for both (request.timeout.ms), so a producer's socket.timeout.ms is
-// refused rather than silently ignored.
+// consumers (librdkafka's defaults, steady.cc) 60000. For the producer the
+// two are different settings, as in librdkafka: request.timeout.ms is the
+// broker's ack timeout (sent in the ProduceRequest), socket.timeout.ms the
+// client's own wait for any answer, which for a ProduceRequest is cut to
+// what is left of its first record's message.timeout.ms.
 //
 // The consumer's backoff. The model's consumer waits retry.backoff.ms after
 // a failed fetch, which librdkafka calls fetch.error.backoff.ms (default 500;
@@ -409,9 +409,6 @@ constexpr NotModelled kNotModelled[] = {
     {"retry.backoff.max.ms", Role::both,
      "exponential retry backoff is not modelled; the model waits retry.backoff.ms before "
      "every retry"},
-    {"socket.timeout.ms", Role::producer,
-     "the model's producer has one request timeout, request.timeout.ms, for the broker's ack "
-     "timeout and its own"},
     {"transaction.timeout.ms", Role::producer, "transactions (KIP-98) are not modelled"},
     {"transactional.id", Role::producer, "transactions (KIP-98) are not modelled"},
 };
@@ -444,6 +441,7 @@ const std::vector<std::string>& producer_keys_with_effect() {
       "retries",
       "retry.backoff.ms",
       "request.timeout.ms",
+      "socket.timeout.ms",
       "message.timeout.ms",
       "linger.ms",
       "batch.size",
@@ -750,6 +748,8 @@ ProducerConfig parse_producer_config(const Properties& props, ProducerConfig def
       get_int32(props, "retry.backoff.ms", c.retry_backoff_ms, 1, 300000, "milliseconds");
   c.request_timeout_ms =
       get_int32(props, "request.timeout.ms", c.request_timeout_ms, 1, 900000, "milliseconds");
+  c.socket_timeout_ms =
+      get_int32(props, "socket.timeout.ms", c.socket_timeout_ms, 10, 300000, "milliseconds");
   const std::string timeout_key = key("message.timeout.ms");
   c.message_timeout_ms = parse_message_timeout(props, timeout_key, c.message_timeout_ms);
   const std::string linger_key = key("linger.ms");

@@ -52,8 +52,20 @@ struct ProducerConfig {
   int16_t acks = -1;                        // acks / request.required.acks: 0, 1, -1|all
   int32_t retries = 2147483647;             // retries / message.send.max.retries
   int32_t retry_backoff_ms = 100;           // retry.backoff.ms
-  int32_t request_timeout_ms = 30000;       // request.timeout.ms
+  // request.timeout.ms: the broker's ack timeout, sent in a ProduceRequest
+  // (librdkafka's meaning; the Java producer also waits this long itself).
+  int32_t request_timeout_ms = 30000;
+  // socket.timeout.ms: how long the client waits for any answer (librdkafka,
+  // 10 .. 300000). A ProduceRequest waits the shorter of this and what is
+  // left of its first record's message.timeout.ms (at least 100 ms) when
+  // message_timeout_caps_request (rd_kafka_ProduceRequest,
+  // rd_kafka_buf_calc_timeout).
+  int32_t socket_timeout_ms = 60000;
   int64_t message_timeout_ms = 300000;      // message.timeout.ms / delivery.timeout.ms
+  // librdkafka (and the Java producer, whose delivery timeout expires a batch
+  // in flight) cut a request's wait at the first record's message timeout;
+  // aiokafka (the lab) waits request_timeout_ms whatever the record's age.
+  bool message_timeout_caps_request = true;
   int32_t linger_ms = 5;                    // linger.ms / queue.buffering.max.ms
   int32_t batch_size = 1000000;             // batch.size (bytes)
   int32_t message_max_bytes = 1000000;      // message.max.bytes / max.request.size (bytes)

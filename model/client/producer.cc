@@ -99,7 +99,7 @@ Producer::Producer(sim::ProcessContext& ctx, ProducerConfig config, ClientListen
     : ctx_(ctx),
       config_(std::move(config)),
       listener_(listener),
-      net_(ctx, kafka::NetworkClient::Options{config_.request_timeout_ms, config_.max_in_flight,
+      net_(ctx, kafka::NetworkClient::Options{config_.socket_timeout_ms, config_.max_in_flight,
                                               config_.connection_setup_timeout_ms}),
       metadata_(ctx, net_,
                 Metadata::Options{config_.bootstrap, config_.retry_backoff_ms,
@@ -512,6 +512,15 @@ void Producer::send_batch(const std::shared_ptr<Batch>& batch, BrokerId leader) 
     pb.records.push_back(rec);
   }
   const bool answered = config_.acks != 0;
+  // The client's own wait: socket.timeout.ms, cut to what is left of the
+  // first record's message.timeout.ms (100 ms if nothing is), as
+  // rd_kafka_ProduceRequest sets an absolute timeout that
+  // rd_kafka_buf_calc_timeout caps by socket.timeout.ms.
+  int64_t wait_ms = config_.socket_timeout_ms;
+  if (config_.message_timeout_caps_request) {
+    const int64_t left = batch->records.front().enqueued_ms + config_.message_timeout_ms - now_ms();
+    wait_ms = std::min<int64_t>(wait_ms, left <= 0 ? 100 : left);
+  }
   // Moved in: a braced list would copy the batch and its records.
   kafka::ProduceRequest request{config_.acks, config_.request_timeout_ms, {}};
   request.batches.push_back(std::move(pb));
@@ -604,7 +613,7 @@ void Producer::send_batch(const std::shared_ptr<Batch>& batch, BrokerId leader) 
         }
         pump();
       },
-      answered);
+      answered, sim::Duration::millis(wait_ms));
 }
 
 void Producer::on_batch_error(const std::shared_ptr<Batch>& batch, const std::string& error,

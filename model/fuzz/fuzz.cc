@@ -433,7 +433,8 @@ std::string expectation_of(Property p, const Case& c) {
 // session timeout), the ensemble may have to elect a leader and sync
 // (initLimit ticks), a crashed process is restarted by its service manager
 // (restart delay), and the clients' requests that went into the cut time
-// out before they are retried (request.timeout.ms); plus 10 s for the
+// out before they are retried (the producer's socket.timeout.ms, or its
+// message.timeout.ms if shorter); plus 10 s for the
 // controller, metadata refreshes and back-offs.
 //
 // A consumer that runs through the faults (a group member) counts too: a
@@ -449,7 +450,10 @@ int64_t liveness_bound_ms(const scenario::Scenario& s) {
   int64_t sync = 0;
   for (const scenario::ZooKeeperSpec& z : s.zookeepers) sync = std::max(sync, z.config.tick_time_ms * z.config.init_limit);
   const client::SteadyOptions& w = s.workload.steady.options;
-  int64_t request = w.producer.request_timeout_ms;
+  // The producer's own wait for an answer: socket.timeout.ms, cut to the
+  // message timeout (ProducerConfig::socket_timeout_ms).
+  int64_t request = w.producer.socket_timeout_ms;
+  if (w.producer.message_timeout_caps_request) request = std::min(request, w.producer.message_timeout_ms);
   if (!w.groups.empty()) {
     request = std::max<int64_t>(request, w.consumer.request_timeout_ms);
   }

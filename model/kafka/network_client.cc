@@ -33,12 +33,13 @@ NetworkClient::Connection& NetworkClient::connection_to(int32_t node, const Node
 }
 
 void NetworkClient::send(int32_t node, const NodeAddress& address, Request request,
-                         Completion done, bool expect_response) {
+                         Completion done, bool expect_response, std::optional<sim::Duration> timeout) {
   Connection* conn = &connection_to(node, address);
   const int32_t correlation_id = next_correlation_id_++;
   // The timeout runs from the moment the request is queued, as a Java
   // client's does from its creation.
-  const sim::Time deadline = ctx_.now() + sim::Duration::millis(options_.request_timeout_ms);
+  const sim::Time deadline =
+      ctx_.now() + timeout.value_or(sim::Duration::millis(options_.request_timeout_ms));
   arm(deadline);
   if (conn->socket && conn->connected && conn->queued.empty() &&
       static_cast<int32_t>(conn->in_flight.size()) < options_.max_in_flight) {
@@ -158,10 +159,9 @@ void NetworkClient::arm(sim::Time deadline) {
 }
 
 void NetworkClient::check_timeouts() {
-  // Every request has the same timeout from the moment it was queued, and
-  // correlation ids are handed out in that order: the oldest unanswered
-  // request (the lowest id, at the front of its connection's in-flight list
-  // or queue) is the next to expire. As in the Java NetworkClient, a request
+  // The unanswered request with the earliest deadline is the next to
+  // expire (the oldest, the lowest correlation id, on a tie: with one
+  // timeout for all, the oldest). As in the Java NetworkClient, a request
   // that timed out takes its connection down, failing all else on it. A
   // connection still being opened past its setup deadline is given up.
   for (;;) {
@@ -170,7 +170,7 @@ void NetworkClient::check_timeouts() {
     int32_t id = 0;
     sim::Time deadline = sim::Time::max();
     auto consider = [&](int32_t n, int32_t correlation_id, sim::Time d) {
-      if (!any || correlation_id < id) {
+      if (!any || d < deadline || (d == deadline && correlation_id < id)) {
         any = true;
         node = n;
         id = correlation_id;
@@ -181,8 +181,8 @@ void NetworkClient::check_timeouts() {
     int32_t setup_node = 0;
     sim::Time setup_deadline = sim::Time::max();
     for (const auto& [n, c] : connections_) {
-      if (!c.in_flight.empty()) consider(n, c.in_flight.front().correlation_id, c.in_flight.front().deadline);
-      if (!c.queued.empty()) consider(n, c.queued.front().correlation_id, c.queued.front().deadline);
+      for (const InFlight& f : c.in_flight) consider(n, f.correlation_id, f.deadline);
+      for (const Waiting& w : c.queued) consider(n, w.correlation_id, w.deadline);
       if (!c.connected && c.setup_deadline < setup_deadline) {
         setup_node = n;
         setup_deadline = c.setup_deadline;

@@ -67,8 +67,12 @@ class NetworkClient {
   // address drops the old connection). With `expect_response` false (a
   // produce with acks=0, which a broker never answers) `done` runs with a
   // null response as soon as the request is on the wire.
+  // `timeout`, when given, replaces Options::request_timeout_ms for this
+  // request (a librdkafka ProduceRequest waits the shorter of
+  // socket.timeout.ms and what is left of its first record's
+  // message.timeout.ms).
   void send(int32_t node, const NodeAddress& address, Request request, Completion done,
-            bool expect_response = true);
+            bool expect_response = true, std::optional<sim::Duration> timeout = std::nullopt);
   // Whether a request to `node` would go on the wire at once: connected to
   // `address`. If not, opens a connection unless one is being opened; if
   // the connection being opened fails (refused, unreachable, past its setup

@@ -168,6 +168,8 @@ TEST(ClientConfigProducer, DefaultsAreLibrdkafkas) {
   EXPECT_EQ(c.retries, 2147483647);
   EXPECT_EQ(c.retry_backoff_ms, 100);
   EXPECT_EQ(c.request_timeout_ms, 30000);
+  EXPECT_EQ(c.socket_timeout_ms, 60000);
+  EXPECT_TRUE(c.message_timeout_caps_request);
   EXPECT_EQ(c.message_timeout_ms, 300000);
   EXPECT_EQ(c.linger_ms, 5);
   EXPECT_EQ(c.batch_size, 1000000);
@@ -256,6 +258,7 @@ TEST(ClientConfigProducer, EveryKeyWithEffect) {
       {"retries", "3"},
       {"retry.backoff.ms", "250"},
       {"request.timeout.ms", "15000"},
+      {"socket.timeout.ms", "20000"},
       {"message.timeout.ms", "60000"},
       {"linger.ms", "0"},
       {"batch.size", "16384"},
@@ -274,6 +277,7 @@ TEST(ClientConfigProducer, EveryKeyWithEffect) {
   EXPECT_EQ(c.retries, 3);
   EXPECT_EQ(c.retry_backoff_ms, 250);
   EXPECT_EQ(c.request_timeout_ms, 15000);
+  EXPECT_EQ(c.socket_timeout_ms, 20000);
   EXPECT_EQ(c.message_timeout_ms, 60000);
   EXPECT_EQ(c.linger_ms, 0);
   EXPECT_EQ(c.batch_size, 16384);
@@ -604,6 +608,8 @@ TEST(ClientConfigProducer, RangeErrorsNameTheKey) {
       {"retry.backoff.ms", "300001", "at most 300000"},
       {"request.timeout.ms", "0", "expected a positive integer (milliseconds, at most 900000)"},
       {"request.timeout.ms", "x", "got 'x'"},
+      {"socket.timeout.ms", "9", "from 10 to 300000"},
+      {"socket.timeout.ms", "300001", "from 10 to 300000"},
       {"message.timeout.ms", "0", "0 (no timeout) is not modelled"},
       {"message.timeout.ms", "-5", "expected a positive integer"},
       {"linger.ms", "-1", "expected a non-negative integer (milliseconds, at most 900000)"},
@@ -811,7 +817,6 @@ TEST(ClientConfigKeys, NotModelledAreRefusedWithTheReason) {
       {"transaction.timeout.ms", "60000", "transactions"},
       {"queue.buffering.max.messages", "100000", "producer queue is unbounded"},
       {"queue.buffering.max.kbytes", "1048576", "producer queue is unbounded"},
-      {"socket.timeout.ms", "60000", "one request timeout, request.timeout.ms"},
       {"retry.backoff.max.ms", "1000", "exponential retry backoff"},
       {"ssl.ca.location", "/etc/ca.pem", "SSL and SASL are not modelled"},
       {"sasl.mechanisms", "PLAIN", "SSL and SASL are not modelled"},

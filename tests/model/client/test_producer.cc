@@ -337,6 +337,7 @@ TEST(ProducerConnection, AnUnansweredConnectIsGivenUpAfterTheSetupTimeout) {
   SendingProcess* p = start_sending_process(c, {{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092,10.0.1.3:9092"},
                                                 {"acks", "1"},
                                                 {"request.timeout.ms", "5000"},
+                                                {"socket.timeout.ms", "5000"},
                                                 {"socket.connection.setup.timeout.ms", "2000"},
                                                 {"message.timeout.ms", "20000"}});
   warm_up(c, p);
@@ -358,7 +359,7 @@ TEST(ProducerConnection, AnUnansweredConnectIsGivenUpAfterTheSetupTimeout) {
 
 // A producer that sends to a leader it cannot reach (the lab producer's
 // way: wait_for_connection false), acks=1, linger.ms 0, a 2 s request
-// timeout and `properties` on top; warmed up, then cut off from the leader
+// timeout (the broker's and the client's own) and `properties` on top; warmed up, then cut off from the leader
 // both ways (SYNs and requests vanish).
 SendingProcess* cut_off_sender(Cluster& c, const std::map<std::string, std::string>& properties) {
   start_one_partition_cluster(c);
@@ -366,12 +367,41 @@ SendingProcess* cut_off_sender(Cluster& c, const std::map<std::string, std::stri
   std::map<std::string, std::string> all = {{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092,10.0.1.3:9092"},
                                             {"acks", "1"},
                                             {"linger.ms", "0"},
-                                            {"request.timeout.ms", "2000"}};
+                                            {"request.timeout.ms", "2000"},
+                                            {"socket.timeout.ms", "2000"}};
   for (const auto& [key, value] : properties) all[key] = value;
   SendingProcess* p = start_sending_process(c, producer_config(all, /*wait_for_connection=*/false));
   warm_up(c, p);
   cut_off(c, leader);
   return p;
+}
+
+// librdkafka's producer sends request.timeout.ms (30 s) to the broker as its
+// ack timeout but waits socket.timeout.ms (60 s) for the answer itself, cut
+// to what is left of the first record's message.timeout.ms: a request to a
+// leader it can no longer reach is given up after 60 s, or at the record's
+// message timeout when that comes first.
+TEST(ProducerTimeouts, ARequestWaitsSocketTimeoutCutToTheFirstRecordsMessageTimeout) {
+  for (const int64_t message_timeout_ms : {300000, 45000}) {
+    SCOPED_TRACE(message_timeout_ms);
+    Cluster c({.zookeepers = 1, .brokers = 3, .seed = 11});
+    start_one_partition_cluster(c);
+    const BrokerId leader = c.state({"t", 0})->leader;
+    SendingProcess* p = start_sending_process(
+        c, {{"bootstrap.servers", "10.0.1.1:9092,10.0.1.2:9092,10.0.1.3:9092"},
+            {"acks", "1"},
+            {"message.timeout.ms", std::to_string(message_timeout_ms)}});
+    warm_up(c, p);
+    const auto timed_out_at = client_errors(c, "request_timed_out");
+    cut_off(c, leader);
+    const Time sent = c.world().now();
+    p->producer().send("t", std::nullopt, 1, 100, [](const client::DeliveryReport&) {});
+    c.run_for(Duration::seconds(70));
+    ASSERT_FALSE(timed_out_at->empty());
+    const Time expected = sent + Duration::millis(std::min<int64_t>(60000, message_timeout_ms));
+    EXPECT_GE(timed_out_at->front(), expected - Duration::millis(10));
+    EXPECT_LE(timed_out_at->front(), expected + Duration::millis(10));
+  }
 }
 
 // Without idempotence a retry takes every ready record of its partition,
@@ -440,11 +470,14 @@ TEST(ProducerRetry, WithoutIdempotenceRecordsTimeOutOneByOne) {
   send(1);  // tried at t0, again at ~2.1 s
   c.run_for(Duration::seconds(3));
   for (uint64_t v = 2; v <= 5; ++v) send(v);  // queued behind it; all fail at ~4.1 s
-  // The retry at ~4.2 s carries 1..5 and fails at ~6.2 s: 1 is then 6.2 s
-  // old, past its 5 s; 2..5 are 3.2 s old and go again once the path heals.
+  // The retry at ~4.2 s carries 1..5; its wait is cut to what is left of
+  // 1's 5 s (librdkafka times a ProduceRequest by its first message), so it
+  // fails at 5 s: 1 is then past its timeout; 2..5 are 2 s old and go again
+  // once the path heals.
   c.run_until([&] { return reports.count(1) != 0; }, Duration::seconds(10));
   ASSERT_EQ(reports.count(1), 1u);
-  EXPECT_GE(c.world().now(), t0 + Duration::seconds(6));
+  EXPECT_GE(c.world().now(), t0 + Duration::millis(4999));
+  EXPECT_LE(c.world().now(), t0 + Duration::millis(5001));
   EXPECT_NE(reports[1].outcome, client::Outcome::ok);
   EXPECT_TRUE(reports.size() == 1u) << "2..5 were failed with 1";
   c.world().network().heal();

@@ -201,6 +201,7 @@ TimeoutOutcome response_lost(uint64_t seed, bool idempotent) {
   std::map<std::string, std::string> pp = {{"acks", "all"},
                                            {"linger.ms", "0"},
                                            {"request.timeout.ms", "2000"},
+                                           {"socket.timeout.ms", "2000"},
                                            {"message.timeout.ms", "120000"},
                                            {"max.in.flight", "5"}};
   if (idempotent) pp["enable.idempotence"] = "true";
@@ -299,6 +300,7 @@ TimeoutGapOutcome idempotent_timeout_gap(uint64_t seed) {
                                           {"enable.idempotence", "true"},
                                           {"linger.ms", "0"},
                                           {"request.timeout.ms", "10000"},
+                                          {"socket.timeout.ms", "10000"},
                                           {"message.timeout.ms", "10000"}}),
                     consumer_config(run),
                     {.topic = "t", .interval = Duration::millis(5), .max_outstanding = 1000, .value_size = 100});

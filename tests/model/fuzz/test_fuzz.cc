@@ -228,15 +228,23 @@ TEST(FuzzBuild, BridgeAndMajorityRingAreWrittenAsCuts) {
 TEST(FuzzBuild, TheLivenessBoundComesFromTheTimeouts) {
   Space space = default_space(Property::liveness);
   const Built a = build(three_brokers({}), space);
-  // 3.9: session 18 s + initLimit 10 x tickTime 2 s + restart 10 s +
-  // request.timeout.ms 30 s + 10 s.
-  EXPECT_EQ(a.bound_us, (18 + 20 + 10 + 30 + 10) * 1'000'000LL);
+  // 3.9: session 18 s + initLimit 10 x tickTime 2 s + restart 10 s + the
+  // producer's own wait (socket.timeout.ms, 60 s) + 10 s.
+  EXPECT_EQ(a.bound_us, (18 + 20 + 10 + 60 + 10) * 1'000'000LL);
   pin(space, "zookeeper.session.timeout.ms", "6000");
-  pin(space, "producer.request.timeout.ms", "5000");
+  pin(space, "producer.socket.timeout.ms", "5000");
   const Built b = build(three_brokers({}), space);
   EXPECT_EQ(b.bound_us, (6 + 20 + 10 + 5 + 10) * 1'000'000LL);
   EXPECT_EQ(b.document["kafka"]["properties"]["zookeeper.session.timeout.ms"], "6000");
-  EXPECT_EQ(b.document["clients"]["producer"]["request.timeout.ms"], "5000");
+  EXPECT_EQ(b.document["clients"]["producer"]["socket.timeout.ms"], "5000");
+  // The broker's ack timeout (request.timeout.ms) does not bound the wait.
+  Space acks = space;
+  pin(acks, "producer.socket.timeout.ms", "60000");
+  pin(acks, "producer.request.timeout.ms", "5000");
+  EXPECT_EQ(build(three_brokers({}), acks).bound_us, (6 + 20 + 10 + 60 + 10) * 1'000'000LL);
+  // A message timeout shorter than socket.timeout.ms cuts the wait.
+  pin(acks, "producer.message.timeout.ms", "20000");
+  EXPECT_EQ(build(three_brokers({}), acks).bound_us, (6 + 20 + 10 + 20 + 10) * 1'000'000LL);
   // Group members run through the faults, and a fetch that went into a
   // power-off is answered by nothing until the consumer's request timeout
   // (librdkafka's socket.timeout.ms, 60 s) when it is the longer.

@@ -944,6 +944,29 @@ TEST(KafkaNetworkClient, EachRequestTimesOutAtItsOwnDeadline) {
 }
 
 
+// A request may carry its own timeout (a librdkafka ProduceRequest cut to its
+// first record's message timeout): a later request with a shorter one
+// expires first, failing the older one on its connection with it.
+TEST(KafkaNetworkClient, ARequestWithItsOwnShorterTimeoutExpiresFirst) {
+  Rig rig(options(100, /*max_in_flight=*/5));
+  rig.j1.answer = false;
+  rig.send("a");  // the client's 100 ms: due at 100 ms
+  rig.run_until(at_ms(10));
+  rig.client().send(1, kBroker1, FindCoordinatorRequest{"b"},
+                    [&rig](SendError error, const Response*) {
+                      rig.outcomes.push_back({rig.world.now(), "b", error, "", false});
+                    },
+                    /*expect_response=*/true, sim::Duration::millis(30));  // due at 40 ms
+  rig.run_until(at_ms(200));
+  ASSERT_EQ(rig.outcomes.size(), 2u);
+  std::map<std::string, Outcome> by_tag;
+  for (const Outcome& o : rig.outcomes) by_tag[o.tag] = o;
+  EXPECT_EQ(by_tag["b"].error, SendError::request_timed_out);
+  EXPECT_EQ(by_tag["b"].at, at_ms(40));
+  EXPECT_EQ(by_tag["a"].error, SendError::closed);
+  EXPECT_EQ(by_tag["a"].at, at_ms(40));
+}
+
 TEST(KafkaNetworkClient, ConnectionRefusedWhenNothingListens) {
   Rig rig;
   rig.world.kill(rig.s1);
