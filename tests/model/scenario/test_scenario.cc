@@ -127,6 +127,21 @@ TEST(ScenarioFile, AGoodFileResolvesEveryProcessConfiguration) {
   EXPECT_EQ(s.expectations[0].text(), "max_stall_s <= 20");
 }
 
+// The lab's producer is aiokafka's: one request_timeout_ms, sent to the
+// broker and waited by the client. The file's request.timeout.ms sets both;
+// librdkafka's socket.timeout.ms is not one of its settings.
+TEST(ScenarioFile, TheLabProducersRequestTimeoutIsItsOwnWaitToo) {
+  nlohmann::json j = good();
+  j["clients"]["producer"]["request.timeout.ms"] = 3000;
+  const Scenario s = parse_scenario("s.json", j.dump());
+  EXPECT_EQ(s.workload.lab.producer_config.request_timeout_ms, 3000);
+  EXPECT_EQ(s.workload.lab.producer_config.socket_timeout_ms, 3000);
+  j["clients"]["producer"]["socket.timeout.ms"] = 3000;
+  EXPECT_EQ(error_of(j),
+            "s.json: at $.clients.producer[\"socket.timeout.ms\"]: not a setting of the lab workload's producer "
+            "(aiokafka): it waits request.timeout.ms for every answer; set that instead");
+}
+
 TEST(ScenarioFile, AHostMayTakeAnAddressAnotherHasLeft) {
   nlohmann::json j = good();
   j["faults"] = {{{"at", 10}, {"action", "replace_address"}, {"target", "node2"}, {"address", "10.0.0.5"}},
