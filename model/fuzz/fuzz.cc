@@ -93,7 +93,9 @@ std::vector<Dimension> declared_dimensions() {
       {"replica.lag.time.max.ms", {"30000", "10000"}},
       {"replica.fetch.wait.max.ms", {"500", "100"}},
       {"zookeeper.tickTime", {"2000", "1000"}},
-      {"producer.request.timeout.ms", {"30000", "5000"}},
+      // The producer's own wait for an answer (librdkafka's socket.timeout.ms;
+      // request.timeout.ms is only the broker's ack timeout).
+      {"producer.socket.timeout.ms", {"60000", "5000"}},
       {"producer.linger.ms", {"5", "0", "50"}},
       {"producer.retry.backoff.ms", {"100", "1000"}},
       {"consumer.fetch.wait.max.ms", {"500", "100"}},

@@ -195,8 +195,8 @@ void Broker::schedule_tasks() {
   // A periodic task; it keeps rescheduling itself for the life of the process.
   // KafkaScheduler runs its tasks at a fixed rate (scheduleAtFixedRate): a
   // run that comes late — the process was paused — leaves the schedule where
-  // it was, and the next run is due a period after the late one was due, not
-  // a period after it ran. Java then runs every run missed meanwhile at once,
+  // it was: the next run is due at the schedule's first point after the late
+  // run, not a period after it ran. Java runs every run missed meanwhile at once,
   // back to back; here they are one run, as the tasks (ISR shrink, high
   // watermark checkpoint, retention, flush) would find nothing more to do.
   auto every = std::make_shared<std::function<void(sim::Time, sim::Duration, std::function<void()>)>>();
