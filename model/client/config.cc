@@ -748,8 +748,17 @@ ProducerConfig parse_producer_config(const Properties& props, ProducerConfig def
       get_int32(props, "retry.backoff.ms", c.retry_backoff_ms, 1, 300000, "milliseconds");
   c.request_timeout_ms =
       get_int32(props, "request.timeout.ms", c.request_timeout_ms, 1, 900000, "milliseconds");
-  c.socket_timeout_ms =
-      get_int32(props, "socket.timeout.ms", c.socket_timeout_ms, 10, 300000, "milliseconds");
+  if (c.single_request_timeout) {
+    if (props.has("socket.timeout.ms")) {
+      throw props.error("socket.timeout.ms",
+                        "not a setting of the lab workload's producer (aiokafka): it waits "
+                        "request.timeout.ms for every answer; set that instead");
+    }
+    c.socket_timeout_ms = c.request_timeout_ms;
+  } else {
+    c.socket_timeout_ms =
+        get_int32(props, "socket.timeout.ms", c.socket_timeout_ms, 10, 300000, "milliseconds");
+  }
   const std::string timeout_key = key("message.timeout.ms");
   c.message_timeout_ms = parse_message_timeout(props, timeout_key, c.message_timeout_ms);
   const std::string linger_key = key("linger.ms");

@@ -57,15 +57,15 @@ struct ProducerConfig {
   int32_t request_timeout_ms = 30000;
   // socket.timeout.ms: how long the client waits for any answer (librdkafka,
   // 10 .. 300000). A ProduceRequest waits the shorter of this and what is
-  // left of its first record's message.timeout.ms (at least 100 ms) when
-  // message_timeout_caps_request (rd_kafka_ProduceRequest,
-  // rd_kafka_buf_calc_timeout).
+  // left of its first record's message.timeout.ms, at least 100 ms
+  // (rd_kafka_ProduceRequest, rd_kafka_buf_calc_timeout).
   int32_t socket_timeout_ms = 60000;
   int64_t message_timeout_ms = 300000;      // message.timeout.ms / delivery.timeout.ms
-  // librdkafka (and the Java producer, whose delivery timeout expires a batch
-  // in flight) cut a request's wait at the first record's message timeout;
-  // aiokafka (the lab) waits request_timeout_ms whatever the record's age.
-  bool message_timeout_caps_request = true;
+  // aiokafka (the lab workload) has one request timeout: request_timeout_ms
+  // is also the client's own wait for every answer, whatever a record's age.
+  // parse_producer_config then keeps socket_timeout_ms equal to it and
+  // refuses socket.timeout.ms.
+  bool single_request_timeout = false;
   int32_t linger_ms = 5;                    // linger.ms / queue.buffering.max.ms
   int32_t batch_size = 1000000;             // batch.size (bytes)
   int32_t message_max_bytes = 1000000;      // message.max.bytes / max.request.size (bytes)

@@ -10,9 +10,8 @@ ProducerConfig lab_producer_defaults() {
   ProducerConfig c;
   c.acks = 1;                      // aiokafka's default
   c.request_timeout_ms = 10000;    // the script's request_timeout_ms
-  c.socket_timeout_ms = 10000;     // aiokafka waits request_timeout_ms itself too (the
-                                   // scenario reader keeps the two equal)
-  c.message_timeout_caps_request = false;
+  c.single_request_timeout = true;  // aiokafka waits request_timeout_ms itself too
+  c.socket_timeout_ms = c.request_timeout_ms;
   c.message_timeout_ms = 10000;    // send_and_wait fails once the request does
   c.retries = 0;                   // the script retries, not the client
   c.linger_ms = 0;                 // aiokafka's linger_ms

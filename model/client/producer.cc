@@ -517,7 +517,7 @@ void Producer::send_batch(const std::shared_ptr<Batch>& batch, BrokerId leader) 
   // rd_kafka_ProduceRequest sets an absolute timeout that
   // rd_kafka_buf_calc_timeout caps by socket.timeout.ms.
   int64_t wait_ms = config_.socket_timeout_ms;
-  if (config_.message_timeout_caps_request) {
+  if (!config_.single_request_timeout) {
     const int64_t left = batch->records.front().enqueued_ms + config_.message_timeout_ms - now_ms();
     wait_ms = std::min<int64_t>(wait_ms, left <= 0 ? 100 : left);
   }

@@ -455,7 +455,7 @@ int64_t liveness_bound_ms(const scenario::Scenario& s) {
   // The producer's own wait for an answer: socket.timeout.ms, cut to the
   // message timeout (ProducerConfig::socket_timeout_ms).
   int64_t request = w.producer.socket_timeout_ms;
-  if (w.producer.message_timeout_caps_request) request = std::min(request, w.producer.message_timeout_ms);
+  if (!w.producer.single_request_timeout) request = std::min(request, w.producer.message_timeout_ms);
   if (!w.groups.empty()) {
     request = std::max<int64_t>(request, w.consumer.request_timeout_ms);
   }

@@ -652,14 +652,7 @@ class Loader {
       w.options.value_size = static_cast<int32_t>(r.integer("value_size", 0, 1, 1 << 20));
       w.options.poll_timeout = sim::Duration::millis(r.integer("poll_timeout_ms", 500, 1, 3'600'000));
       w.consumer_head_start_us = seconds_to_us(r.number("consumer_head_start_s", 2, 0, kMaxSeconds));
-      if (s_.producer_properties.count("socket.timeout.ms") != 0) {
-        // aiokafka has one request timeout, its own wait and the broker's.
-        throw InputError(file_, child_path("$.clients.producer", "socket.timeout.ms"),
-                         "not a setting of the lab workload's producer (aiokafka): it waits "
-                         "request.timeout.ms for every answer; set that instead");
-      }
       w.producer_config = producer_config(client::lab_producer_defaults());
-      w.producer_config.socket_timeout_ms = w.producer_config.request_timeout_ms;
       if (!w.producer.empty() && w.producer_config.acks == 0 && w.options.pause == sim::Duration::zero()) {
         // With acks=0 a send is done once written, at the instant it is
         // sent: the model spends no time sending, so the script would send

@@ -169,7 +169,7 @@ TEST(ClientConfigProducer, DefaultsAreLibrdkafkas) {
   EXPECT_EQ(c.retry_backoff_ms, 100);
   EXPECT_EQ(c.request_timeout_ms, 30000);
   EXPECT_EQ(c.socket_timeout_ms, 60000);
-  EXPECT_TRUE(c.message_timeout_caps_request);
+  EXPECT_FALSE(c.single_request_timeout);
   EXPECT_EQ(c.message_timeout_ms, 300000);
   EXPECT_EQ(c.linger_ms, 5);
   EXPECT_EQ(c.batch_size, 1000000);
