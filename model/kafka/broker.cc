@@ -25,6 +25,12 @@ std::string join_ids(const std::vector<BrokerId>& v) {
 
 const std::string kOffsetsTopic = "__consumer_offsets";
 const sim::Duration kZkRetryDelay = sim::Duration::millis(200);
+// The AlterIsr channel: its NetworkClient's reconnect.backoff.ms (50), also
+// the wait before a request the controller refused is built again; and how
+// often it looks for a controller in the metadata cache while it knows none
+// (BrokerToControllerChannelManager, DefaultAlterIsrManager in 2.8).
+const sim::Duration kAlterIsrReconnectBackoff = sim::Duration::millis(50);
+const sim::Duration kAlterIsrNoControllerBackoff = sim::Duration::millis(100);
 // ReplicaManager: ISR changes are propagated every 2.5 s once none has
 // happened for 5 s, or at least every 60 s.
 const sim::Duration kIsrPropagationInterval = sim::Duration::millis(2500);
@@ -72,6 +78,10 @@ void Broker::on_start() {
   fetch_client_ = std::make_unique<NetworkClient>(
       ctx(), NetworkClient::Options{config_.replica_socket_timeout_ms, 1});
   shutdown_client_ = std::make_unique<NetworkClient>(
+      ctx(), NetworkClient::Options{config_.request_timeout_ms, 1});
+  // The AlterIsr channel's client waits request.timeout.ms for an answer
+  // (BrokerToControllerChannelManager builds it with config.requestTimeoutMs).
+  alter_isr_client_ = std::make_unique<NetworkClient>(
       ctx(), NetworkClient::Options{config_.request_timeout_ms, 1});
   ctx().trace("broker_starting", {{"broker", config_.broker_id},
                                   {"version", to_string(config_.version)}});
@@ -559,7 +569,8 @@ void Broker::on_connected(sim::SocketId s) {
   if (zk_ && zk_->on_connected(s)) return;
   if (controller_ && controller_->channel().on_connected(s)) return;
   if (fetch_client_->on_connected(s)) return;
-  shutdown_client_->on_connected(s);
+  if (shutdown_client_->on_connected(s)) return;
+  alter_isr_client_->on_connected(s);
 }
 
 void Broker::on_connect_failed(sim::SocketId s, sim::ConnectError e) {
@@ -569,7 +580,8 @@ void Broker::on_connect_failed(sim::SocketId s, sim::ConnectError e) {
   }
   if (controller_ && controller_->channel().on_connect_failed(s, e)) return;
   if (fetch_client_->on_connect_failed(s, e)) return;
-  shutdown_client_->on_connect_failed(s, e);
+  if (shutdown_client_->on_connect_failed(s, e)) return;
+  alter_isr_client_->on_connect_failed(s, e);
 }
 
 void Broker::on_message(sim::SocketId s, sim::Payload& p) {
@@ -599,7 +611,8 @@ void Broker::on_message(sim::SocketId s, sim::Payload& p) {
   }
   if (controller_ && controller_->channel().on_message(s, p)) return;
   if (fetch_client_->on_message(s, p)) return;
-  shutdown_client_->on_message(s, p);
+  if (shutdown_client_->on_message(s, p)) return;
+  alter_isr_client_->on_message(s, p);
 }
 
 void Broker::on_closed(sim::SocketId s, sim::CloseReason r) {
@@ -610,6 +623,7 @@ void Broker::on_closed(sim::SocketId s, sim::CloseReason r) {
   if (controller_ && controller_->channel().on_closed(s, r)) return;
   if (fetch_client_->on_closed(s, r)) return;
   if (shutdown_client_->on_closed(s, r)) return;
+  if (alter_isr_client_->on_closed(s, r)) return;
   connections_.erase(s);
 }
 
@@ -806,6 +820,12 @@ void Broker::handle(Request& request, Reply reply) {
           }
           controller_->controlled_shutdown(r.broker_id, r.broker_epoch,
                                            [reply](ControlledShutdownResponse resp) { reply(resp); });
+        } else if constexpr (std::is_same_v<T, AlterIsrRequest>) {
+          if (!is_controller()) {
+            reply(AlterIsrResponse{ErrorCode::not_controller, {}});
+            return;
+          }
+          controller_->alter_isr(std::move(r), [reply](AlterIsrResponse resp) { reply(std::move(resp)); });
         } else if constexpr (std::is_same_v<T, FetchRequest>) {
           handle_fetch(std::move(r), std::move(reply));
         } else if constexpr (std::is_same_v<T, OffsetsForLeaderEpochRequest>) {
@@ -908,6 +928,7 @@ void Broker::apply_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply) {
     if (s.leader == config_.broker_id) {
       stop_fetching(s.tp);
       p.make_leader(s, now_ms);
+      forget_isr_proposal(p);
       ++roles_version_;
       ctx().trace("become_leader", {{"partition", to_string(s.tp)},
                                     {"leader_epoch", s.leader_epoch.value},
@@ -919,6 +940,7 @@ void Broker::apply_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply) {
       if (s.tp.topic == kOffsetsTopic) group_coordinator_->on_become_leader(s.tp.partition);
     } else {
       p.make_follower(s);
+      forget_isr_proposal(p);
       ++roles_version_;
       ctx().trace("become_follower", {{"partition", to_string(s.tp)},
                                       {"leader", s.leader},
@@ -1194,6 +1216,10 @@ void Broker::continue_shrink_pass() {
 }
 
 void Broker::write_isr(Partition& p, std::vector<BrokerId> isr, const char* why) {
+  if (config_.replication_rules.isr_changes_through_controller) {
+    submit_alter_isr(p, std::move(isr), why);
+    return;
+  }
   if (!zk_) return;
   p.isr_write_in_flight = true;
   ++isr_writes_in_flight_;
@@ -1267,6 +1293,160 @@ void Broker::apply_isr_write(const IsrWrite& w, zk::Error e, int32_t version) {
   last_isr_change_ms_ = ctx().now().us() / 1000;
   p->maybe_increment_high_watermark(last_isr_change_ms_);
   on_partition_progress(w.tp);
+}
+
+// --- AlterIsr ------------------------------------------------------------------------
+
+void Broker::forget_isr_proposal(Partition& p) {
+  // Partition.makeLeader / makeFollower: the controller's state replaces a
+  // pending change (isrState = CommittedIsr) and an unsent one is dropped
+  // (alterIsrManager.clearPending); an answer still on its way is ignored.
+  if (!config_.replication_rules.isr_changes_through_controller) return;
+  p.isr_write_in_flight = false;
+  p.isr_proposal = 0;
+  alter_isr_unsent_.erase(p.tp());
+}
+
+void Broker::submit_alter_isr(Partition& p, std::vector<BrokerId> isr, const char* why) {
+  // Partition.sendAlterIsrRequest: the change is pending from now on; while
+  // it is, the high watermark counts the maximal ISR (set_pending_isr adds
+  // a member being added; a shrink keeps the current ISR until committed).
+  p.isr_write_in_flight = true;
+  p.isr_proposal = next_isr_proposal_++;
+  p.set_pending_isr(isr);
+  AlterIsrItem item;
+  item.proposal = p.isr_proposal;
+  item.change = AlterIsrPartition{p.tp(), p.leader_epoch(), std::move(isr), p.zk_version()};
+  item.why = why;
+  item.old_isr = join_ids(p.isr());
+  alter_isr_unsent_.insert_or_assign(p.tp(), std::move(item));
+  maybe_send_alter_isr();
+}
+
+void Broker::maybe_send_alter_isr() {
+  // DefaultAlterIsrManager.maybePropagateIsrChanges: one request in flight at
+  // a time, carrying every change not yet answered.
+  if (alter_isr_unsent_.empty() || alter_isr_in_flight_) return;
+  alter_isr_in_flight_ = true;
+  auto request = std::make_shared<AlterIsrRequest>();
+  request->broker_id = config_.broker_id;
+  request->broker_epoch = broker_epoch_;
+  auto items = std::make_shared<AlterIsrItems>();
+  for (const auto& [tp, item] : alter_isr_unsent_) {
+    request->partitions.push_back(item.change);
+    items->push_back(item);
+  }
+  send_alter_isr(std::move(request), std::move(items));
+}
+
+void Broker::send_alter_isr(std::shared_ptr<const AlterIsrRequest> request,
+                            std::shared_ptr<const AlterIsrItems> items) {
+  // MetadataCacheControllerNodeProvider: the controller is whom the
+  // metadata cache names; with none, look again every 100 ms
+  // (BrokerToControllerRequestThread.doWork).
+  auto b = metadata_.brokers.find(metadata_.controller_id);
+  if (metadata_.controller_id == kNoBroker || b == metadata_.brokers.end()) {
+    retry_alter_isr(std::move(request), std::move(items), kAlterIsrNoControllerBackoff);
+    return;
+  }
+  Request body = *request;
+  alter_isr_client_->send(
+      metadata_.controller_id, NodeAddress{b->second.host, b->second.port}, std::move(body),
+      [this, request, items](SendError e, const Response* r) {
+        const auto* resp = r == nullptr ? nullptr : std::get_if<AlterIsrResponse>(r);
+        // A lost connection, a timeout or NOT_CONTROLLER: the same request
+        // goes again, to the controller the cache names by then
+        // (BrokerToControllerRequestThread.handleResponse, putFirst).
+        bool not_controller = resp != nullptr && resp->error == ErrorCode::not_controller;
+        if (resp != nullptr) {
+          for (const AlterIsrPartitionResponse& p : resp->partitions) {
+            not_controller = not_controller || p.error == ErrorCode::not_controller;
+          }
+        }
+        if (e != SendError::none || resp == nullptr || not_controller) {
+          retry_alter_isr(request, items, kAlterIsrReconnectBackoff);
+          return;
+        }
+        on_alter_isr_response(*resp, *items);
+      });
+}
+
+void Broker::retry_alter_isr(std::shared_ptr<const AlterIsrRequest> request,
+                             std::shared_ptr<const AlterIsrItems> items, sim::Duration after) {
+  ctx().after(after, [this, request = std::move(request), items = std::move(items)] {
+    send_alter_isr(request, items);
+  });
+}
+
+void Broker::on_alter_isr_response(const AlterIsrResponse& r, const AlterIsrItems& items) {
+  alter_isr_in_flight_ = false;
+  if (r.error != ErrorCode::none) {
+    // STALE_BROKER_EPOCH and the like: built again (with the broker epoch
+    // of then) and sent after 50 ms (DefaultAlterIsrManager.sendRequest).
+    ctx().trace("alter_isr_failed", {{"error", to_string(r.error)}});
+    ctx().after(kAlterIsrReconnectBackoff, [this] { maybe_send_alter_isr(); });
+    return;
+  }
+  for (const AlterIsrItem& item : items) {
+    auto answer = std::find_if(r.partitions.begin(), r.partitions.end(),
+                               [&](const AlterIsrPartitionResponse& p) { return p.tp == item.change.tp; });
+    if (answer == r.partitions.end()) continue;
+    // The item leaves the unsent map whatever its answer (the callback's
+    // finally); one made since, for a newer proposal, stays.
+    auto unsent = alter_isr_unsent_.find(item.change.tp);
+    if (unsent != alter_isr_unsent_.end() && unsent->second.proposal == item.proposal) {
+      alter_isr_unsent_.erase(unsent);
+    }
+    apply_alter_isr(item, *answer);
+  }
+  maybe_send_alter_isr();
+}
+
+void Broker::apply_alter_isr(const AlterIsrItem& item, const AlterIsrPartitionResponse& r) {
+  Partition* p = find_partition(item.change.tp);
+  // Partition.handleAlterIsrResponse: an answer to a change that is no
+  // longer the pending one (a LeaderAndIsr came between) is ignored.
+  if (p == nullptr || !p->isr_write_in_flight || p->isr_proposal != item.proposal) return;
+  const std::string partition = to_string(item.change.tp);
+  if (r.error != ErrorCode::none) {
+    ctx().trace("isr_update_failed", {{"partition", partition}, {"error", to_string(r.error)}});
+    switch (r.error) {
+      case ErrorCode::ineligible_replica:
+        // 3.x: the controller says it applied nothing; back to the last
+        // committed ISR, free to propose again.
+        p->isr_write_in_flight = false;
+        p->clear_pending_isr();
+        return;
+      case ErrorCode::unknown_topic_or_partition:
+      case ErrorCode::fenced_leader_epoch:
+      case ErrorCode::invalid_update_version:
+        // Given up: the change stays pending until the next LeaderAndIsr.
+        return;
+      default: {
+        // Anything else is tried again, as the same change.
+        AlterIsrItem again = item;
+        alter_isr_unsent_.insert_or_assign(item.change.tp, std::move(again));
+        return;
+      }
+    }
+  }
+  // An answer for another leader epoch, or older than what this replica
+  // knows, leaves the change pending.
+  if (r.leader_epoch != p->leader_epoch() || r.zk_version < p->zk_version()) {
+    ctx().trace("isr_update_failed", {{"partition", partition}, {"error", "STALE_ANSWER"}});
+    return;
+  }
+  p->isr_write_in_flight = false;
+  p->clear_pending_isr();
+  p->set_isr(r.isr, r.zk_version);
+  ctx().trace(std::string("isr_") + item.why, {{"partition", partition},
+                                               {"from", item.old_isr},
+                                               {"to", join_ids(r.isr)},
+                                               {"leader_epoch", r.leader_epoch.value}});
+  if (config_.replication_rules.alter_partition_checks) {
+    p->maybe_increment_high_watermark(ctx().now().us() / 1000);
+  }
+  on_partition_progress(item.change.tp);
 }
 
 void Broker::propagate_isr_changes() {

@@ -237,6 +237,37 @@ class Broker final : public sim::Process {
   void finish_isr_write(const IsrWrite& w, zk::Error e, int32_t version);
   void apply_isr_write(const IsrWrite& w, zk::Error e, int32_t version);
   void propagate_isr_changes();
+
+  // --- AlterIsr (ReplicationRules::isr_changes_through_controller) ----------
+  // One proposed ISR change (Kafka's AlterIsrItem): at most one a partition,
+  // kept until the controller answers it or a LeaderAndIsr replaces it
+  // (DefaultAlterIsrManager.unsentIsrUpdates).
+  struct AlterIsrItem {
+    uint64_t proposal = 0;  // Partition::isr_proposal when it was made
+    AlterIsrPartition change;
+    const char* why = "";
+    std::string old_isr;  // for the trace
+  };
+  using AlterIsrItems = std::vector<AlterIsrItem>;
+  void submit_alter_isr(Partition& p, std::vector<BrokerId> isr, const char* why);
+  // A LeaderAndIsr replaced whatever change `p` had pending.
+  void forget_isr_proposal(Partition& p);
+  // Sends every unsent item in one request unless one is in flight.
+  void maybe_send_alter_isr();
+  // Sends `request` to the controller the metadata cache names, again and
+  // again until a controller answers it (BrokerToControllerChannelManager,
+  // retryTimeoutMs Long.MaxValue).
+  void send_alter_isr(std::shared_ptr<const AlterIsrRequest> request,
+                      std::shared_ptr<const AlterIsrItems> items);
+  void retry_alter_isr(std::shared_ptr<const AlterIsrRequest> request,
+                       std::shared_ptr<const AlterIsrItems> items, sim::Duration after);
+  void on_alter_isr_response(const AlterIsrResponse& r, const AlterIsrItems& items);
+  void apply_alter_isr(const AlterIsrItem& item, const AlterIsrPartitionResponse& r);
+  std::map<TopicPartition, AlterIsrItem> alter_isr_unsent_;
+  bool alter_isr_in_flight_ = false;
+  uint64_t next_isr_proposal_ = 1;
+  std::unique_ptr<NetworkClient> alter_isr_client_;
+
   void checkpoint_high_watermarks();
   void retention_check();
   void flush_check();

@@ -790,7 +790,9 @@ BrokerConfig default_broker_config(VersionProfile version) {
                          .isr_join_needs_live_broker = v3,
                          .high_watermark_waits_for_eligible_only = v3,
                          .fetch_above_end_completes = v3,
-                         .unknown_producer_any_sequence = !v22};
+                         .unknown_producer_any_sequence = !v22,
+                         .isr_changes_through_controller = !v22,
+                         .alter_partition_checks = v3};
   c.group_rules = {.join_admission_by_state = !v22,
                    .heartbeat_while_completing = !v22,
                    .member_checks_before_state = !v22,

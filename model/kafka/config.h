@@ -116,6 +116,29 @@ struct ReplicationRules {
   // which its client handles as librdkafka handles UNKNOWN_PRODUCER_ID when
   // nothing earlier is in flight: drain and bump the epoch).
   bool unknown_producer_any_sequence = false;
+  // From Kafka 2.7 (inter-broker protocol 2.7-IV2, KIP-497) a leader does not
+  // write an ISR change to ZooKeeper itself: it sends AlterIsr to the
+  // controller, which writes it (conditional on the version the leader
+  // knows), answers with the new state and sends UpdateMetadata; no ISR
+  // change notification is written. Until the answer the leader holds the
+  // change pending: it proposes no other, and its high watermark counts the
+  // larger of the two ISRs (the "maximal" ISR). A refused change (an old
+  // leader epoch, a stale version) stays pending until the next
+  // LeaderAndIsr; a request the controller never answers is sent again,
+  // without end (DefaultAlterIsrManager, Partition.sendAlterIsrRequest /
+  // handleAlterIsrResponse in 2.8). So a leader cut off from the controller
+  // but not from ZooKeeper can neither shrink nor grow its ISR.
+  bool isr_changes_through_controller = false;
+  // From Kafka 3.2/3.3 (AlterPartition, KIP-841): the controller compares
+  // the proposal with its own copy of the state first (a newer leader epoch
+  // or version than its own: NOT_CONTROLLER, an older version:
+  // INVALID_UPDATE_VERSION), refuses an ISR naming a broker that is not
+  // alive or is shutting down (INELIGIBLE_REPLICA), and the leader then
+  // falls back to its last committed ISR; a committed change recomputes the
+  // high watermark at once (KafkaController.tryProcessAlterPartition,
+  // Partition.handleAlterPartitionError / handleAlterPartitionUpdate in
+  // 3.9). In 2.8 the high watermark moves at the next fetch or append.
+  bool alter_partition_checks = false;
 };
 
 // Where a release's group coordinator differs in mechanism, not in a

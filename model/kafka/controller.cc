@@ -857,6 +857,107 @@ void Controller::send_request(BrokerId to, Request request) {
                 });
 }
 
+// --- AlterIsr ----------------------------------------------------------------------------
+
+void Controller::alter_isr(AlterIsrRequest request, std::function<void(AlterIsrResponse)> reply) {
+  enqueue("AlterIsr", [this, request = std::move(request), reply](Done done) {
+    do_alter_isr(request, reply, std::move(done));
+  });
+}
+
+void Controller::do_alter_isr(const AlterIsrRequest& request,
+                              std::function<void(AlterIsrResponse)> reply, Done done) {
+  // KafkaController.processAlterIsr (2.8) / tryProcessAlterPartition (3.9).
+  auto registered = live_.find(request.broker_id);
+  if (registered == live_.end() || registered->second.second != request.broker_epoch) {
+    reply(AlterIsrResponse{ErrorCode::stale_broker_epoch, {}});
+    done();
+    return;
+  }
+  const bool checks = env_.config->replication_rules.alter_partition_checks;
+  auto response = std::make_shared<AlterIsrResponse>();
+  auto refuse = [&](const TopicPartition& tp, ErrorCode e) {
+    AlterIsrPartitionResponse p;
+    p.tp = tp;
+    p.error = e;
+    response->partitions.push_back(std::move(p));
+  };
+  auto accept = [](const TopicPartition& tp, const znodes::LeaderAndIsr& s, int32_t version) {
+    return AlterIsrPartitionResponse{tp, ErrorCode::none, s.leader, s.leader_epoch, s.isr, version};
+  };
+  auto sorted = [](std::vector<BrokerId> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  std::vector<std::pair<AlterIsrPartition, znodes::LeaderAndIsr>> writes;
+  for (const AlterIsrPartition& change : request.partitions) {
+    auto it = partitions_.find(change.tp);
+    if (it == partitions_.end() || !it->second.state) {
+      refuse(change.tp, ErrorCode::unknown_topic_or_partition);
+      continue;
+    }
+    const znodes::LeaderAndIsr& current = *it->second.state;
+    const int32_t version = it->second.zk_version;
+    const znodes::LeaderAndIsr next{request.broker_id, change.leader_epoch, change.new_isr, epoch_};
+    const bool unchanged = current.leader == next.leader && current.leader_epoch == next.leader_epoch &&
+                           sorted(current.isr) == sorted(next.isr);
+    if (checks && (change.zk_version > version || change.leader_epoch > current.leader_epoch)) {
+      // The leader knows a newer state than this controller: likely no
+      // longer the controller; the leader looks for the new one.
+      refuse(change.tp, ErrorCode::not_controller);
+    } else if (change.leader_epoch < current.leader_epoch) {
+      refuse(change.tp, ErrorCode::fenced_leader_epoch);
+    } else if (unchanged) {
+      // Already so (an answer lost, the request sent again): the state as it is.
+      response->partitions.push_back(accept(change.tp, current, version));
+    } else if (checks && change.zk_version < version) {
+      refuse(change.tp, ErrorCode::invalid_update_version);
+    } else if (checks && std::any_of(change.new_isr.begin(), change.new_isr.end(),
+                                     [this](BrokerId b) { return !online(b); })) {
+      // KIP-841: every member alive and not shutting down
+      // (ControllerContext.liveBrokerIds).
+      refuse(change.tp, ErrorCode::ineligible_replica);
+    } else {
+      writes.emplace_back(change, next);
+    }
+  }
+  // Each write is conditional on the version the leader knows
+  // (KafkaZkClient.updateLeaderAndIsr with the request's currentIsrVersion);
+  // then UpdateMetadata for every partition asked about goes to the live
+  // brokers, and the answer to the leader.
+  auto finish = join(writes.size(), [this, request, response, reply, done] {
+    auto batch = std::make_shared<Batch>();
+    for (const AlterIsrPartition& change : request.partitions) {
+      auto it = partitions_.find(change.tp);
+      if (it != partitions_.end() && it->second.state) batch->metadata.insert(change.tp);
+    }
+    send(*batch);
+    reply(std::move(*response));
+    done();
+  });
+  for (auto& [change, next] : writes) {
+    zk_multi({zk::SetDataOp{path(znodes::partition_state_path(change.tp)),
+                            znodes::encode_partition_state(next), change.zk_version}},
+             [this, tp = change.tp, next = next, version = change.zk_version, response, accept, finish](
+                 zk::Error e, const std::vector<zk::Error>&) {
+               if (e == zk::Error::ok) {
+                 PartitionInfo& info = change_partition(tp);
+                 info.state = next;
+                 info.zk_version = version + 1;
+                 trace_state(tp, "alter_isr");
+                 response->partitions.push_back(accept(tp, next, version + 1));
+               } else {
+                 AlterIsrPartitionResponse p;
+                 p.tp = tp;
+                 p.error = e == zk::Error::bad_version ? ErrorCode::invalid_update_version
+                                                       : ErrorCode::unknown_server_error;
+                 response->partitions.push_back(std::move(p));
+               }
+               finish();
+             });
+  }
+}
+
 // --- controlled shutdown ---------------------------------------------------------------
 
 void Controller::controlled_shutdown(BrokerId id, int64_t broker_epoch,

@@ -77,6 +77,9 @@ class Controller {
   bool on_watch(const zk::WatchEvent& event);
   void controlled_shutdown(BrokerId id, int64_t broker_epoch,
                            std::function<void(ControlledShutdownResponse)> reply);
+  // A leader's proposed ISR changes (AlterIsr, ReplicationRules::
+  // isr_changes_through_controller), queued as a controller event.
+  void alter_isr(AlterIsrRequest request, std::function<void(AlterIsrResponse)> reply);
 
   NetworkClient& channel() { return channel_; }
 
@@ -128,6 +131,8 @@ class Controller {
   void auto_rebalance(Done done);
   void do_controlled_shutdown(BrokerId id, std::function<void(ControlledShutdownResponse)> reply,
                               Done done);
+  void do_alter_isr(const AlterIsrRequest& request, std::function<void(AlterIsrResponse)> reply,
+                    Done done);
 
   // Creates the state znodes of new partitions and makes them online.
   void create_partitions(std::vector<TopicPartition> tps, const BatchPtr& batch, Done done);

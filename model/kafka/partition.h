@@ -151,6 +151,10 @@ class Partition {
 
   // A ZooKeeper write of this partition's ISR is in flight.
   bool isr_write_in_flight = false;
+  // Which proposal that is, when it went to the controller (AlterIsr): an
+  // answer to an older one, or to one a LeaderAndIsr has replaced, is not
+  // applied (Partition.handleAlterIsrResponse compares the states).
+  uint64_t isr_proposal = 0;
   // The follower's fetch position and whether it must truncate first.
   bool needs_truncation = false;
 

@@ -82,6 +82,9 @@ const char* to_string(ErrorCode e) {
     case ErrorCode::member_id_required: return "MEMBER_ID_REQUIRED";
     case ErrorCode::message_too_large: return "MESSAGE_TOO_LARGE";
     case ErrorCode::record_list_too_large: return "RECORD_LIST_TOO_LARGE";
+    case ErrorCode::stale_broker_epoch: return "STALE_BROKER_EPOCH";
+    case ErrorCode::invalid_update_version: return "INVALID_UPDATE_VERSION";
+    case ErrorCode::ineligible_replica: return "INELIGIBLE_REPLICA";
     case ErrorCode::unknown_server_error: return "UNKNOWN_SERVER_ERROR";
   }
   return "?";

@@ -148,6 +148,9 @@ enum class ErrorCode {
   member_id_required,                // MEMBER_ID_REQUIRED (KIP-394, JoinGroup v4+)
   message_too_large,                 // MESSAGE_TOO_LARGE
   record_list_too_large,             // RECORD_LIST_TOO_LARGE
+  stale_broker_epoch,                // STALE_BROKER_EPOCH (KIP-380)
+  invalid_update_version,            // INVALID_UPDATE_VERSION (KIP-497)
+  ineligible_replica,                // INELIGIBLE_REPLICA (KIP-841)
   unknown_server_error,              // UNKNOWN_SERVER_ERROR
 };
 const char* to_string(ErrorCode e);

@@ -81,6 +81,34 @@ struct ControlledShutdownResponse {
   std::vector<TopicPartition> remaining;  // partitions the broker still leads
 };
 
+// A leader's ISR change, proposed to the controller (AlterIsr, KIP-497; named
+// AlterPartition from 3.2, KIP-841). `zk_version` is the partition state's
+// version the leader knows (currentIsrVersion / partitionEpoch).
+struct AlterIsrPartition {
+  TopicPartition tp;
+  LeaderEpoch leader_epoch;
+  std::vector<BrokerId> new_isr;
+  int32_t zk_version = 0;
+};
+struct AlterIsrRequest {
+  BrokerId broker_id = kNoBroker;
+  int64_t broker_epoch = -1;
+  std::vector<AlterIsrPartition> partitions;
+};
+struct AlterIsrPartitionResponse {
+  TopicPartition tp;
+  ErrorCode error = ErrorCode::none;
+  // The state as the controller now holds it (when error is none).
+  BrokerId leader = kNoBroker;
+  LeaderEpoch leader_epoch;
+  std::vector<BrokerId> isr;
+  int32_t zk_version = 0;
+};
+struct AlterIsrResponse {
+  ErrorCode error = ErrorCode::none;  // NOT_CONTROLLER, STALE_BROKER_EPOCH
+  std::vector<AlterIsrPartitionResponse> partitions;
+};
+
 // --- data plane -------------------------------------------------------------------
 
 inline constexpr BrokerId kConsumerReplicaId = -1;
@@ -347,14 +375,14 @@ using Request =
                  ProduceRequest, MetadataRequest, ListOffsetsRequest, CreateTopicsRequest,
                  FindCoordinatorRequest, InitProducerIdRequest, JoinGroupRequest,
                  SyncGroupRequest, HeartbeatRequest, LeaveGroupRequest, OffsetCommitRequest,
-                 OffsetFetchRequest>;
+                 OffsetFetchRequest, AlterIsrRequest>;
 using Response =
     std::variant<LeaderAndIsrResponse, UpdateMetadataResponse, StopReplicaResponse,
                  ControlledShutdownResponse, FetchResponse, OffsetsForLeaderEpochResponse,
                  ProduceResponse, MetadataResponse, ListOffsetsResponse, CreateTopicsResponse,
                  FindCoordinatorResponse, InitProducerIdResponse, JoinGroupResponse,
                  SyncGroupResponse, HeartbeatResponse, LeaveGroupResponse, OffsetCommitResponse,
-                 OffsetFetchResponse>;
+                 OffsetFetchResponse, AlterIsrResponse>;
 
 // The API's name, as Kafka's request log prints it ("LeaderAndIsr", "Fetch" ...).
 const char* api_name(const Request& r);

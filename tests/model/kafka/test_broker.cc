@@ -62,17 +62,23 @@ TEST(KafkaBroker, ControlledShutdownMovesLeadershipBeforeTheBrokerLeaves) {
 }
 
 TEST(KafkaBroker, ControlledShutdownOfTheLastReplicaGivesUpAfterTheRetries) {
-  Cluster c({.brokers = 2, .broker_properties = {{"controlled.shutdown.retry.backoff.ms", "1000"}}});
+  Cluster c({.brokers = 3, .broker_properties = {{"controlled.shutdown.retry.backoff.ms", "1000"}}});
   c.world().trace().keep_lines(true);
   c.start();
   ASSERT_TRUE(c.await_ready());
   const BrokerId ctl = *c.controller();
-  const BrokerId other = ctl == 1 ? 2 : 1;
-  // RF 2 but the controller's replica is out of the ISR: the other broker
-  // leads alone and nobody can take over.
-  ASSERT_EQ(c.create_topic("t", 1, 2, {}, {{0, {other, ctl}}}), ErrorCode::none);
-  c.world().network().block(c.broker_host(other), c.broker_host(ctl));
-  c.world().network().block(c.broker_host(ctl), c.broker_host(other));
+  std::vector<BrokerId> others;
+  for (BrokerId b : c.broker_ids()) {
+    if (b != ctl) others.push_back(b);
+  }
+  const BrokerId other = others[0];
+  const BrokerId follower = others[1];
+  // RF 2 but the follower is out of the ISR: the other broker leads alone
+  // and nobody can take over. (The leader still reaches the controller,
+  // which takes the change: AlterIsr on 2.8.)
+  ASSERT_EQ(c.create_topic("t", 1, 2, {}, {{0, {other, follower}}}), ErrorCode::none);
+  c.world().network().block(c.broker_host(other), c.broker_host(follower));
+  c.world().network().block(c.broker_host(follower), c.broker_host(other));
   ASSERT_TRUE(c.run_until([&] { return c.state({"t", 0})->isr.size() == 1; }, Duration::seconds(60)));
   c.world().network().heal();
   c.stop_broker(other, Duration::seconds(60));
@@ -519,6 +525,191 @@ TEST(KafkaBroker, In22AnIsrWriteWaitingForZooKeeperHoldsUpThePartitionsRequests)
       const Broker* b = c.broker(leader);
       return b != nullptr && b->partition(tp) != nullptr && !b->partition(tp)->is_leader();
     }, Duration::seconds(60))) << "the old leader never heard it lost the partition";
+  }
+}
+
+// A started three-broker cluster with topic t, one partition, replicas
+// [leader, follower, controller] all in the ISR, led by a broker that is not
+// the controller; nullopt (and a failure) if it did not come up.
+struct ThreeReplicas {
+  BrokerId ctl = kNoBroker;
+  BrokerId leader = kNoBroker;
+  BrokerId follower = kNoBroker;
+  TopicPartition tp{"t", 0};
+};
+std::optional<ThreeReplicas> start_three_replicas(Cluster& c) {
+  c.start();
+  if (!c.await_ready()) {
+    ADD_FAILURE() << "the cluster did not come up";
+    return std::nullopt;
+  }
+  ThreeReplicas r;
+  r.ctl = *c.controller();
+  const std::vector<BrokerId> others = c.broker_ids_except(r.ctl);
+  r.leader = others[0];
+  r.follower = others[1];
+  if (c.create_topic("t", 1, 3, {}, {{0, {r.leader, r.follower, r.ctl}}}) != ErrorCode::none ||
+      !c.run_until([&] { return c.state(r.tp)->isr.size() == 3; }, Duration::seconds(30))) {
+    ADD_FAILURE() << "t-0 never had three in-sync replicas";
+    return std::nullopt;
+  }
+  return r;
+}
+
+// From 2.7 a leader changes its ISR through the controller (AlterIsr,
+// KIP-497). Cut off from the other brokers, the controller among them, but
+// not from ZooKeeper or its clients, it cannot take its silent followers
+// out of the ISR: the change stays pending, the high watermark stays put and
+// acks=all writes time out until the heal. On 2.2 it writes the smaller ISR
+// to ZooKeeper itself after replica.lag.time.max.ms and acknowledges again.
+TEST(KafkaBroker, ALeaderCutOffFromTheControllerKeepsItsIsrUntilTheHeal) {
+  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8, VersionProfile::v3_9}) {
+    SCOPED_TRACE(to_string(v));
+    const bool through_controller = v != VersionProfile::v2_2;
+    Cluster c({.brokers = 3, .version = v});
+    c.world().trace().keep_lines(true);
+    InvariantChecker check(c);
+    const auto started = start_three_replicas(c);
+    ASSERT_TRUE(started);
+    const auto [ctl, leader, follower, tp] = *started;
+    ASSERT_EQ(c.produce(tp, {1}, -1)->error, ErrorCode::none);
+    for (BrokerId b : c.broker_ids_except(leader)) {
+      c.world().network().block(c.broker_host(leader), c.broker_host(b));
+      c.world().network().block(c.broker_host(b), c.broker_host(leader));
+    }
+    // Past replica.lag.time.max.ms (10 s on 2.2, 30 s from 2.5) with a
+    // record the followers cannot fetch.
+    const auto lagging = c.produce(tp, {2}, 1);
+    ASSERT_TRUE(lagging.has_value());
+    ASSERT_EQ(lagging->error, ErrorCode::none);
+    c.run_for(Duration::seconds(40));
+    const auto cut = c.produce(tp, {3}, -1, 5000);
+    ASSERT_TRUE(cut.has_value());
+    const Partition* p = c.broker(leader)->partition(tp);
+    ASSERT_NE(p, nullptr);
+    if (through_controller) {
+      EXPECT_EQ(cut->error, ErrorCode::request_timed_out);
+      EXPECT_EQ(c.state(tp)->isr.size(), 3u);
+      EXPECT_EQ(p->isr().size(), 3u);
+      EXPECT_TRUE(p->isr_write_in_flight) << "the shrink waits for the controller";
+      EXPECT_EQ(count_kind(c, "isr_shrink"), 0u);
+    } else {
+      EXPECT_EQ(cut->error, ErrorCode::none);
+      EXPECT_EQ(c.state(tp)->isr, std::vector<BrokerId>{leader});
+      EXPECT_EQ(count_kind(c, "isr_shrink"), 1u);
+    }
+    // Healed, the pending change reaches the controller, the followers
+    // catch up and rejoin, and acks=all is met again.
+    c.world().network().heal();
+    ASSERT_TRUE(c.run_until([&] { return c.state(tp)->isr.size() == 3; }, Duration::seconds(60)));
+    EXPECT_EQ(c.state(tp)->leader, leader);
+    const auto healed = c.produce(tp, {4}, -1, 5000);
+    ASSERT_TRUE(healed.has_value());
+    EXPECT_EQ(healed->error, ErrorCode::none);
+  }
+}
+
+// A proposal the controller refuses for its version stays pending until a
+// LeaderAndIsr replaces it (Partition.handleAlterIsrResponse gives up on
+// INVALID_UPDATE_VERSION; makeLeader sets CommittedIsr and clearPending):
+// only then can the leader propose again. The state's version is moved
+// behind the leader's back here by a change sent as if from it (as a lost
+// answer to an earlier proposal would leave it).
+TEST(KafkaBroker, ARefusedIsrChangeWaitsForTheNextLeaderAndIsr) {
+  Cluster c({.brokers = 3});
+  c.world().trace().keep_lines(true);
+  const auto started = start_three_replicas(c);
+  ASSERT_TRUE(started);
+  const auto [ctl, leader, follower, tp] = *started;
+  c.run_for(Duration::seconds(1));
+  const Partition* p = c.broker(leader)->partition(tp);
+  const int64_t broker_epoch = c.broker(ctl)->controller()->live_brokers().at(leader).second;
+  const auto moved = c.request(ctl, AlterIsrRequest{leader, broker_epoch,
+                                                    {{tp, p->leader_epoch(), {leader, follower}, p->zk_version()}}});
+  ASSERT_TRUE(moved.has_value());
+  ASSERT_EQ(std::get<AlterIsrResponse>(*moved).partitions.at(0).error, ErrorCode::none);
+  EXPECT_EQ(p->isr().size(), 3u) << "the leader does not know";
+  // The follower goes silent; the leader's shrink carries the old version.
+  c.world().network().block(c.broker_host(leader), c.broker_host(follower));
+  c.world().network().block(c.broker_host(follower), c.broker_host(leader));
+  ASSERT_EQ(c.produce(tp, {1}, 1)->error, ErrorCode::none);
+  ASSERT_TRUE(c.run_until([&] { return count_kind(c, "isr_update_failed") == 1; }, Duration::seconds(60)));
+  c.run_for(Duration::seconds(20));
+  EXPECT_TRUE(p->isr_write_in_flight) << "given up, still pending";
+  EXPECT_EQ(count_kind(c, "isr_update_failed"), 1u) << "not sent again";
+  EXPECT_EQ(c.state(tp)->isr, (std::vector<BrokerId>{leader, follower}));
+  // The follower's controlled shutdown takes it out of the ISR: a
+  // LeaderAndIsr with a new leader epoch, ISR [leader]. The controller's
+  // replica, in sync all along, is then proposed back in.
+  c.world().network().heal();
+  const LeaderEpoch before = p->leader_epoch();
+  c.stop_broker(follower);
+  ASSERT_TRUE(c.run_until([&] { return p->leader_epoch() != before; }, Duration::seconds(30)));
+  ASSERT_TRUE(c.run_until([&] { return c.state(tp)->isr == std::vector<BrokerId>{leader, ctl}; },
+                          Duration::seconds(30)))
+      << "the leader never proposed again";
+  c.run_for(Duration::seconds(1));  // the answer travels back
+  EXPECT_FALSE(p->isr_write_in_flight);
+  EXPECT_EQ(p->isr(), (std::vector<BrokerId>{leader, ctl}));
+}
+
+// What the controller makes of a proposed ISR change (KafkaController.
+// processAlterIsr in 2.8, tryProcessAlterPartition in 3.9), asked directly.
+TEST(KafkaController, AlterIsrChecksTheBrokerTheLeaderEpochTheVersionAndTheMembers) {
+  for (VersionProfile v : {VersionProfile::v2_8, VersionProfile::v3_9}) {
+    SCOPED_TRACE(to_string(v));
+    Cluster c({.brokers = 3, .version = v});
+    const auto started = start_three_replicas(c);
+    ASSERT_TRUE(started);
+    const auto [ctl, leader, follower, tp] = *started;
+    c.run_for(Duration::seconds(1));
+    const Controller& controller = *c.broker(ctl)->controller();
+    const int64_t epoch = controller.live_brokers().at(leader).second;
+    const znodes::LeaderAndIsr s = *c.state(tp);
+    const int32_t version = controller.partitions().at(tp).zk_version;
+    const auto alter = [&](BrokerId to, int64_t broker_epoch, LeaderEpoch leader_epoch,
+                           std::vector<BrokerId> isr, int32_t zk_version) {
+      const auto r = c.request(to, AlterIsrRequest{leader, broker_epoch, {{tp, leader_epoch, isr, zk_version}}});
+      return r ? std::get<AlterIsrResponse>(*r) : AlterIsrResponse{ErrorCode::unknown_server_error, {}};
+    };
+    const auto one = [](const AlterIsrResponse& r) {
+      EXPECT_EQ(r.error, ErrorCode::none);
+      EXPECT_EQ(r.partitions.size(), 1u);
+      return r.partitions.empty() ? AlterIsrPartitionResponse{} : r.partitions[0];
+    };
+    const std::vector<BrokerId> smaller{leader, follower};
+    EXPECT_EQ(alter(follower, epoch, s.leader_epoch, smaller, version).error, ErrorCode::not_controller);
+    EXPECT_EQ(alter(ctl, epoch + 1, s.leader_epoch, smaller, version).error, ErrorCode::stale_broker_epoch)
+        << "the epoch of another registration";
+    EXPECT_EQ(one(alter(ctl, epoch, LeaderEpoch{s.leader_epoch.value - 1}, smaller, version)).error,
+              ErrorCode::fenced_leader_epoch);
+    if (v == VersionProfile::v3_9) {
+      // KIP-841: every member must be a live broker not shutting down.
+      EXPECT_EQ(one(alter(ctl, epoch, s.leader_epoch, {leader, follower, ctl, 9}, version)).error,
+                ErrorCode::ineligible_replica);
+      // A version newer than the controller's own: it is likely no longer
+      // the controller.
+      EXPECT_EQ(one(alter(ctl, epoch, s.leader_epoch, smaller, version + 1)).error, ErrorCode::not_controller);
+    }
+    EXPECT_EQ(c.state(tp)->isr.size(), 3u) << "nothing refused was written";
+    // Accepted: written conditional on the version, answered with the new one.
+    const AlterIsrPartitionResponse done = one(alter(ctl, epoch, s.leader_epoch, smaller, version));
+    EXPECT_EQ(done.error, ErrorCode::none);
+    EXPECT_EQ(done.zk_version, version + 1);
+    EXPECT_EQ(done.isr, smaller);
+    EXPECT_EQ(done.leader, leader);
+    EXPECT_EQ(c.state(tp)->isr, smaller);
+    EXPECT_EQ(controller.partitions().at(tp).zk_version, version + 1);
+    // The same change again (its answer lost): answered with the state as
+    // it is, nothing written.
+    const AlterIsrPartitionResponse same = one(alter(ctl, epoch, s.leader_epoch, smaller, version + 1));
+    EXPECT_EQ(same.error, ErrorCode::none);
+    EXPECT_EQ(same.zk_version, version + 1);
+    EXPECT_EQ(same.isr, smaller);
+    // A change made from the old version: ZooKeeper's BADVERSION on 2.8,
+    // the controller's own copy on 3.9.
+    EXPECT_EQ(one(alter(ctl, epoch, s.leader_epoch, {leader}, version)).error, ErrorCode::invalid_update_version);
+    EXPECT_EQ(c.state(tp)->isr, smaller);
   }
 }
 

@@ -122,9 +122,12 @@ TEST(KafkaSeed002, PartitionStateAfterTheControllerBrokerDies) {
 
 // seeds/002: "Restarting the server does not automatically update the
 // leader immediately, but will update them after a while" — the preferred
-// replica election after leader.imbalance.check.interval.seconds.
+// replica election after leader.imbalance.check.interval.seconds. On the
+// 2.2 profile, as the notebook's scenarios (it ran 2.3): the leader writes
+// the ISR change itself and the controller hears of it through an ISR
+// change notification, seconds later.
 TEST(KafkaSeed002, LeadershipReturnsToThePreferredReplicaAfterTheImbalanceCheck) {
-  Cluster c({.zookeepers = 3, .brokers = 2, .chroot = "/kafka"});
+  Cluster c({.zookeepers = 3, .brokers = 2, .version = VersionProfile::v2_2, .chroot = "/kafka"});
   InvariantChecker check(c);
   c.start();
   ASSERT_TRUE(c.await_ready());
