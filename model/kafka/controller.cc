@@ -19,6 +19,19 @@ std::string join_ids(const std::vector<BrokerId>& v) {
   return s;
 }
 
+// `reply`, run at most once: by the event or by its abort, whichever comes
+// first (a reply may itself stop the controller: a broker whose own
+// controlled shutdown succeeded resigns).
+template <typename Answer>
+std::function<void(Answer)> once(std::function<void(Answer)> reply) {
+  auto answered = std::make_shared<bool>(false);
+  return [answered, reply = std::move(reply)](Answer r) {
+    if (*answered) return;
+    *answered = true;
+    reply(std::move(r));
+  };
+}
+
 // Returns a function that runs `done` on its n-th call; runs `done` at once
 // when n is 0 (then the returned function must not be called).
 std::function<void()> join(size_t n, std::function<void()> done) {
@@ -73,9 +86,16 @@ void Controller::start() {
 void Controller::stop() {
   if (!active_) return;
   active_ = false;
+  std::vector<Abort> aborts;
+  if (current_abort_) aborts.push_back(std::move(current_abort_));
+  current_abort_ = nullptr;
+  for (Event& e : queue_) {
+    if (e.abort) aborts.push_back(std::move(e.abort));
+  }
   queue_.clear();
   env_.ctx->cancel(rebalance_timer_);
   channel_.close_all();
+  for (Abort& abort : aborts) abort();
 }
 
 void Controller::moved(const std::string& why) {
@@ -87,19 +107,24 @@ void Controller::moved(const std::string& why) {
 
 // --- the event queue --------------------------------------------------------------
 
-void Controller::enqueue(std::string name, Step step) {
-  if (!active_) return;
-  queue_.emplace_back(std::move(name), std::move(step));
+void Controller::enqueue(std::string name, Step step, Abort abort) {
+  if (!active_) {
+    if (abort) abort();
+    return;
+  }
+  queue_.push_back(Event{std::move(name), std::move(step), std::move(abort)});
   if (!busy_) process_next();
 }
 
 void Controller::process_next() {
   if (!active_ || busy_ || queue_.empty()) return;
-  auto [name, step] = std::move(queue_.front());
+  Event event = std::move(queue_.front());
   queue_.pop_front();
   busy_ = true;
-  step([this] {
+  current_abort_ = std::move(event.abort);
+  event.step([this] {
     busy_ = false;
+    current_abort_ = nullptr;
     process_next();
   });
 }
@@ -860,9 +885,11 @@ void Controller::send_request(BrokerId to, Request request) {
 // --- AlterIsr ----------------------------------------------------------------------------
 
 void Controller::alter_isr(AlterIsrRequest request, std::function<void(AlterIsrResponse)> reply) {
-  enqueue("AlterIsr", [this, request = std::move(request), reply](Done done) {
-    do_alter_isr(request, reply, std::move(done));
-  });
+  reply = once(std::move(reply));
+  enqueue(
+      "AlterIsr",
+      [this, request = std::move(request), reply](Done done) { do_alter_isr(request, reply, std::move(done)); },
+      [reply] { reply(AlterIsrResponse{ErrorCode::not_controller, {}}); });
 }
 
 void Controller::do_alter_isr(const AlterIsrRequest& request,
@@ -963,9 +990,11 @@ void Controller::do_alter_isr(const AlterIsrRequest& request,
 void Controller::controlled_shutdown(BrokerId id, int64_t broker_epoch,
                                      std::function<void(ControlledShutdownResponse)> reply) {
   (void)broker_epoch;
-  enqueue("ControlledShutdown", [this, id, reply](Done done) {
-    do_controlled_shutdown(id, reply, std::move(done));
-  });
+  reply = once(std::move(reply));
+  enqueue(
+      "ControlledShutdown",
+      [this, id, reply](Done done) { do_controlled_shutdown(id, reply, std::move(done)); },
+      [reply] { reply(ControlledShutdownResponse{ErrorCode::not_controller, {}}); });
 }
 
 void Controller::do_controlled_shutdown(BrokerId id,

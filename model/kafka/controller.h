@@ -99,6 +99,13 @@ class Controller {
  private:
   using Done = std::function<void()>;
   using Step = std::function<void(Done)>;
+  // Answers an event's requester when the controller stops before the event
+  // has answered (a request still queued, or one whose ZooKeeper calls die
+  // with the controller): Kafka answers such a ControlledShutdown or AlterIsr
+  // rather than leave the broker to its request timeout (doControlledShutdown
+  // and processAlterIsr check isActive; a write fenced by a newer controller
+  // fails the event and its callback).
+  using Abort = std::function<void()>;
   enum class ElectionKind { offline, controlled_shutdown, preferred };
   struct Batch {
     std::map<BrokerId, std::vector<PartitionState>> leader_and_isr;
@@ -108,7 +115,7 @@ class Controller {
   };
   using BatchPtr = std::shared_ptr<Batch>;
 
-  void enqueue(std::string name, Step step);
+  void enqueue(std::string name, Step step, Abort abort = nullptr);
   void process_next();
 
   std::string path(const std::string& p) const { return env_.chroot + p; }
@@ -176,7 +183,13 @@ class Controller {
   int32_t epoch_zk_version_;
   bool active_ = true;
   bool busy_ = false;
-  std::deque<std::pair<std::string, Step>> queue_;
+  struct Event {
+    std::string name;
+    Step step;
+    Abort abort;
+  };
+  std::deque<Event> queue_;
+  Abort current_abort_;  // the running event's, until it calls Done
   NetworkClient channel_;
 
   std::map<BrokerId, std::pair<Endpoint, int64_t>> live_;  // endpoint, broker epoch

@@ -442,6 +442,34 @@ TEST(KafkaBroker, AnIsrChangeNotificationLostOnItsWayIsSentAgain) {
 
 // Cuts broker `b` off from the (only) ZooKeeper server and from every other
 // broker, not from the clients.
+// A started three-broker cluster with topic t, one partition, replicas
+// [leader, follower, controller] all in the ISR, led by a broker that is not
+// the controller; nullopt (and a failure) if it did not come up.
+struct ThreeReplicas {
+  BrokerId ctl = kNoBroker;
+  BrokerId leader = kNoBroker;
+  BrokerId follower = kNoBroker;
+  TopicPartition tp{"t", 0};
+};
+std::optional<ThreeReplicas> start_three_replicas(Cluster& c) {
+  c.start();
+  if (!c.await_ready()) {
+    ADD_FAILURE() << "the cluster did not come up";
+    return std::nullopt;
+  }
+  ThreeReplicas r;
+  r.ctl = *c.controller();
+  const std::vector<BrokerId> others = c.broker_ids_except(r.ctl);
+  r.leader = others[0];
+  r.follower = others[1];
+  if (c.create_topic("t", 1, 3, {}, {{0, {r.leader, r.follower, r.ctl}}}) != ErrorCode::none ||
+      !c.run_until([&] { return c.state(r.tp)->isr.size() == 3; }, Duration::seconds(30))) {
+    ADD_FAILURE() << "t-0 never had three in-sync replicas";
+    return std::nullopt;
+  }
+  return r;
+}
+
 void cut_from_zookeeper_and_brokers(Cluster& c, BrokerId b) {
   std::vector<sim::HostId> hosts = {c.world().host_of(c.zk_process(1))};
   for (BrokerId other : c.broker_ids_except(b)) hosts.push_back(c.broker_host(other));
@@ -449,6 +477,56 @@ void cut_from_zookeeper_and_brokers(Cluster& c, BrokerId b) {
     c.world().network().block(c.broker_host(b), h);
     c.world().network().block(h, c.broker_host(b));
   }
+}
+
+// A controller that loses its place answers the ControlledShutdown it was
+// working on with NOT_CONTROLLER (Kafka's doControlledShutdown fails with
+// ControllerMovedException), and the broker going down tries the new
+// controller after controlled.shutdown.retry.backoff.ms — not after its
+// request timed out. Here the controller is cut off from ZooKeeper while it
+// handles the request, and learns that its session expired at the heal.
+TEST(KafkaBroker, AControllerThatResignsAnswersTheControlledShutdownItWasHandling) {
+  Cluster c({.brokers = 3, .broker_properties = {{"controlled.shutdown.retry.backoff.ms", "1000"}}});
+  c.world().trace().keep_lines(true);
+  InvariantChecker check(c);
+  const auto started = start_three_replicas(c);
+  ASSERT_TRUE(started);
+  const auto [ctl, leader, follower, tp] = *started;
+  const sim::HostId zk = c.world().host_of(c.zk_process(1));
+  c.world().network().block(c.broker_host(ctl), zk);
+  c.world().network().block(zk, c.broker_host(ctl));
+  const sim::Time stop = c.world().now();
+  c.stop_broker(leader, Duration::seconds(120));
+  // Past the session timeout (18 s on 2.8), short of the 30 s request timeout.
+  c.run_for(Duration::seconds(22));
+  EXPECT_EQ(count_kind(c, "controlled_shutdown_succeeded"), 0u);
+  c.world().network().heal();
+  ASSERT_TRUE(c.run_until([&] { return c.broker(leader) == nullptr; }, Duration::seconds(60)));
+  size_t not_controller = 0;
+  for (const std::string& line : c.world().trace().lines()) {
+    not_controller += line.find("\"controlled_shutdown_retry\"") != std::string::npos &&
+                      line.find("NOT_CONTROLLER") != std::string::npos;
+  }
+  EXPECT_EQ(not_controller, 1u);
+  EXPECT_EQ(count_kind(c, "controlled_shutdown_succeeded"), 1u);
+  EXPECT_LT(c.world().now() - stop, Duration::seconds(30)) << "it waited for its request to time out";
+  EXPECT_NE(*c.controller(), ctl);
+}
+
+// The controller's own controlled shutdown: the answer makes it resign as
+// it goes down, and that resignation does not answer the request a second
+// time (as a NOT_CONTROLLER that would start another attempt).
+TEST(KafkaBroker, TheControllersOwnControlledShutdownIsAnsweredOnce) {
+  Cluster c({.brokers = 3});
+  c.world().trace().keep_lines(true);
+  const auto started = start_three_replicas(c);
+  ASSERT_TRUE(started);
+  const BrokerId ctl = started->ctl;
+  c.stop_broker(ctl);
+  ASSERT_TRUE(c.run_until([&] { return c.broker(ctl) == nullptr; }, Duration::seconds(60)));
+  EXPECT_EQ(count_kind(c, "controlled_shutdown_succeeded"), 1u);
+  EXPECT_EQ(count_kind(c, "controlled_shutdown_retry"), 0u);
+  EXPECT_NE(c.state(started->tp)->leader, ctl);
 }
 
 // Sends one acks=1 record (value `value`) to `tp` straight to broker `to`, on
@@ -526,34 +604,6 @@ TEST(KafkaBroker, In22AnIsrWriteWaitingForZooKeeperHoldsUpThePartitionsRequests)
       return b != nullptr && b->partition(tp) != nullptr && !b->partition(tp)->is_leader();
     }, Duration::seconds(60))) << "the old leader never heard it lost the partition";
   }
-}
-
-// A started three-broker cluster with topic t, one partition, replicas
-// [leader, follower, controller] all in the ISR, led by a broker that is not
-// the controller; nullopt (and a failure) if it did not come up.
-struct ThreeReplicas {
-  BrokerId ctl = kNoBroker;
-  BrokerId leader = kNoBroker;
-  BrokerId follower = kNoBroker;
-  TopicPartition tp{"t", 0};
-};
-std::optional<ThreeReplicas> start_three_replicas(Cluster& c) {
-  c.start();
-  if (!c.await_ready()) {
-    ADD_FAILURE() << "the cluster did not come up";
-    return std::nullopt;
-  }
-  ThreeReplicas r;
-  r.ctl = *c.controller();
-  const std::vector<BrokerId> others = c.broker_ids_except(r.ctl);
-  r.leader = others[0];
-  r.follower = others[1];
-  if (c.create_topic("t", 1, 3, {}, {{0, {r.leader, r.follower, r.ctl}}}) != ErrorCode::none ||
-      !c.run_until([&] { return c.state(r.tp)->isr.size() == 3; }, Duration::seconds(30))) {
-    ADD_FAILURE() << "t-0 never had three in-sync replicas";
-    return std::nullopt;
-  }
-  return r;
 }
 
 // From 2.7 a leader changes its ISR through the controller (AlterIsr,
