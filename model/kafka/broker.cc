@@ -79,10 +79,12 @@ void Broker::on_start() {
       ctx(), NetworkClient::Options{config_.replica_socket_timeout_ms, 1});
   shutdown_client_ = std::make_unique<NetworkClient>(
       ctx(), NetworkClient::Options{config_.request_timeout_ms, 1});
-  // The AlterIsr channel's client waits request.timeout.ms for an answer
-  // (BrokerToControllerChannelManager builds it with config.requestTimeoutMs).
+  // The AlterIsr channel gives each request controller.socket.timeout.ms
+  // (BrokerToControllerRequestThread is an InterBrokerSendThread built with
+  // config.controllerSocketTimeoutMs; 3.9: the smaller of it and the retry
+  // timeout, which is unbounded here).
   alter_isr_client_ = std::make_unique<NetworkClient>(
-      ctx(), NetworkClient::Options{config_.request_timeout_ms, 1});
+      ctx(), NetworkClient::Options{config_.controller_socket_timeout_ms, 1});
   ctx().trace("broker_starting", {{"broker", config_.broker_id},
                                   {"version", to_string(config_.version)}});
   load_logs();
@@ -270,7 +272,7 @@ void Broker::on_session_state(uint64_t generation, zk::SessionState state) {
     case zk::SessionState::expired:
       // KafkaZkClient's session-expiration handlers: the controller resigns,
       // a new session is made, the broker registers again and re-elects.
-      resign("zookeeper session expired");
+      resign("zookeeper session expired", Controller::StopKind::queue_cleared);
       if (!shutting_down_) new_zk_session();
       break;
     case zk::SessionState::connecting:
@@ -529,10 +531,10 @@ void Broker::become_controller(ControllerEpoch epoch, int32_t epoch_version) {
   controller_->start();
 }
 
-void Broker::resign(const std::string& why) {
+void Broker::resign(const std::string& why, Controller::StopKind how) {
   if (!controller_) return;
   const bool was_active = controller_->active();
-  controller_->stop();
+  controller_->stop(how);
   if (was_active) {
     ctx().trace("controller_resigned",
                 {{"epoch", controller_->epoch().value}, {"why", why}});
@@ -1391,12 +1393,12 @@ void Broker::on_alter_isr_response(const AlterIsrResponse& r, const AlterIsrItem
     auto answer = std::find_if(r.partitions.begin(), r.partitions.end(),
                                [&](const AlterIsrPartitionResponse& p) { return p.tp == item.change.tp; });
     if (answer == r.partitions.end()) continue;
-    // The item leaves the unsent map whatever its answer (the callback's
-    // finally); one made since, for a newer proposal, stays.
-    auto unsent = alter_isr_unsent_.find(item.change.tp);
-    if (unsent != alter_isr_unsent_.end() && unsent->second.proposal == item.proposal) {
-      alter_isr_unsent_.erase(unsent);
-    }
+    // The partition's item leaves the unsent map whatever its answer (the
+    // callback's finally: unsentIsrUpdates.remove(topicPartition), 2.8.2
+    // and 3.9) — even one a LeaderAndIsr replaced meanwhile with a newer
+    // proposal, which then is never sent and stays pending until the next
+    // LeaderAndIsr, as in Kafka.
+    alter_isr_unsent_.erase(item.change.tp);
     apply_alter_isr(item, *answer);
   }
   maybe_send_alter_isr();
@@ -2461,25 +2463,73 @@ void Broker::controlled_shutdown(int32_t attempt) {
                                               {"remaining", static_cast<int64_t>(r.remaining.size())}});
     retry();
   };
-  if (is_controller() && metadata_.controller_id == config_.broker_id) {
-    controller_->controlled_shutdown(config_.broker_id, broker_epoch_, on_response);
+  auto ask = [this, attempt, on_response, retry](BrokerId controller, std::optional<Endpoint> at) {
+    if (controller == config_.broker_id && is_controller()) {
+      controller_->controlled_shutdown(config_.broker_id, broker_epoch_, on_response);
+      return;
+    }
+    if (controller == kNoBroker || !at) {
+      ctx().trace("controlled_shutdown_no_controller", {{"attempt", attempt}});
+      retry();
+      return;
+    }
+    shutdown_client_->send(controller, NodeAddress{at->host, at->port},
+                           ControlledShutdownRequest{config_.broker_id, broker_epoch_},
+                           [on_response, retry](SendError e, const Response* r) {
+                             const auto* resp = r == nullptr ? nullptr : std::get_if<ControlledShutdownResponse>(r);
+                             if (e != SendError::none || resp == nullptr) {
+                               retry();
+                               return;
+                             }
+                             on_response(*resp);
+                           });
+  };
+  if (config_.startup_rules.controlled_shutdown_reads_zookeeper && zk_) {
+    find_controller_in_zookeeper(ask);
     return;
   }
   auto b = metadata_.brokers.find(metadata_.controller_id);
-  if (b == metadata_.brokers.end()) {
-    retry();
-    return;
-  }
-  shutdown_client_->send(metadata_.controller_id, NodeAddress{b->second.host, b->second.port},
-                         ControlledShutdownRequest{config_.broker_id, broker_epoch_},
-                         [on_response, retry](SendError e, const Response* r) {
-                           const auto* resp = r == nullptr ? nullptr : std::get_if<ControlledShutdownResponse>(r);
-                           if (e != SendError::none || resp == nullptr) {
-                             retry();
-                             return;
-                           }
-                           on_response(*resp);
-                         });
+  ask(metadata_.controller_id,
+      b == metadata_.brokers.end() ? std::nullopt : std::optional<Endpoint>(b->second));
+}
+
+void Broker::find_controller_in_zookeeper(std::function<void(BrokerId, std::optional<Endpoint>)> found) {
+  // zkClient.getControllerId, then getBroker: each sent again once connected
+  // when the connection is lost. No /controller, no registration, or the
+  // session gone: no controller for this attempt.
+  zk_->get_data(zk_path(znodes::kController), false,
+                [this, found](zk::Error e, const std::string& data, const std::optional<zk::Stat>&) {
+                  if (retry_after_connection_loss(e)) {
+                    find_controller_in_zookeeper(found);
+                    return;
+                  }
+                  const std::optional<BrokerId> id =
+                      e == zk::Error::ok ? znodes::decode_controller(data) : std::nullopt;
+                  if (!id) {
+                    found(kNoBroker, std::nullopt);
+                    return;
+                  }
+                  find_broker_in_zookeeper(*id, found);
+                });
+}
+
+void Broker::find_broker_in_zookeeper(BrokerId id, std::function<void(BrokerId, std::optional<Endpoint>)> found) {
+  zk_->get_data(zk_path(znodes::broker_path(id)), false,
+                [this, id, found](zk::Error e, const std::string& data, const std::optional<zk::Stat>&) {
+                  if (retry_after_connection_loss(e)) {
+                    find_broker_in_zookeeper(id, found);
+                    return;
+                  }
+                  std::optional<Endpoint> at;
+                  if (e == zk::Error::ok) {
+                    if (auto reg = znodes::decode_broker(id, data)) {
+                      for (const Endpoint& ep : reg->endpoints) {
+                        if (ep.listener == config_.inter_broker_listener) at = ep;
+                      }
+                    }
+                  }
+                  found(id, at);
+                });
 }
 
 void Broker::finish_shutdown() {
@@ -2489,7 +2539,7 @@ void Broker::finish_shutdown() {
   for (auto& [leader, f] : fetchers_) f.partitions.clear();
   fetching_from_.clear();
   fetch_client_->close_all();
-  resign("shutting down");
+  resign("shutting down", Controller::StopKind::queue_cleared);
   for (auto& [tp, p] : partitions_) p->log().flush();
   checkpoint_high_watermarks();
   auto left = std::make_shared<size_t>(config_.log_dirs.size());

@@ -123,7 +123,7 @@ class Broker final : public sim::Process {
   bool retry_after_connection_loss(zk::Error e) const;
   void watch_controller();
   void become_controller(ControllerEpoch epoch, int32_t epoch_version);
-  void resign(const std::string& why);
+  void resign(const std::string& why, Controller::StopKind how = Controller::StopKind::resigned);
 
   // --- serving requests -------------------------------------------------------------
   struct ServerConnection {
@@ -378,6 +378,11 @@ class Broker final : public sim::Process {
   // --- controlled shutdown -----------------------------------------------------------
   void controlled_shutdown(int32_t attempt);
   void finish_shutdown();
+  // The controller as ZooKeeper names it, and its inter-broker endpoint
+  // (StartupRules::controlled_shutdown_reads_zookeeper); kNoBroker or no
+  // endpoint when there is none.
+  void find_controller_in_zookeeper(std::function<void(BrokerId, std::optional<Endpoint>)> found);
+  void find_broker_in_zookeeper(BrokerId id, std::function<void(BrokerId, std::optional<Endpoint>)> found);
 
   BrokerConfig config_;
   std::string chroot_;

@@ -797,7 +797,9 @@ BrokerConfig default_broker_config(VersionProfile version) {
                    .heartbeat_while_completing = !v22,
                    .member_checks_before_state = !v22,
                    .turned_away_drops_pending = v3};
-  c.startup_rules = {.listen_at_end_of_startup = v3, .producer_id_block_at_startup = !v3};
+  c.startup_rules = {.listen_at_end_of_startup = v3,
+                     .producer_id_block_at_startup = !v3,
+                     .controlled_shutdown_reads_zookeeper = !v3};
   return c;
 }
 

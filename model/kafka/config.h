@@ -199,6 +199,14 @@ struct StartupRules {
   // which the 3.9 profile approximates by claiming from ZooKeeper at the
   // first InitProducerId.
   bool producer_id_block_at_startup = false;
+  // (Shutdown, too.) Up to 3.x before the ZooKeeper migration work, a broker
+  // going down finds the controller to ask for its controlled shutdown by
+  // reading /controller and the controller's /brokers/ids/<id> from
+  // ZooKeeper before every attempt, waiting for a lost connection to come
+  // back (KafkaServer.doControlledShutdown: zkClient.getControllerId /
+  // getBroker; 2.2.2, 2.8.2). The 3.9 profile asks the one its metadata
+  // cache names (metadataCache.getControllerId in 3.9).
+  bool controlled_shutdown_reads_zookeeper = false;
 };
 
 struct BrokerConfig {

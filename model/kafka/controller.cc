@@ -83,19 +83,20 @@ void Controller::start() {
   enqueue("Startup", [this](Done done) { failover(std::move(done)); });
 }
 
-void Controller::stop() {
+void Controller::stop(StopKind how) {
   if (!active_) return;
   active_ = false;
-  std::vector<Abort> aborts;
-  if (current_abort_) aborts.push_back(std::move(current_abort_));
+  std::vector<std::pair<Abort, AbortCase>> aborts;
+  if (current_abort_) aborts.emplace_back(std::move(current_abort_), AbortCase::running);
   current_abort_ = nullptr;
+  const AbortCase queued = how == StopKind::queue_cleared ? AbortCase::preempted : AbortCase::queued;
   for (Event& e : queue_) {
-    if (e.abort) aborts.push_back(std::move(e.abort));
+    if (e.abort) aborts.emplace_back(std::move(e.abort), queued);
   }
   queue_.clear();
   env_.ctx->cancel(rebalance_timer_);
   channel_.close_all();
-  for (Abort& abort : aborts) abort();
+  for (auto& [abort, why] : aborts) abort(why);
 }
 
 void Controller::moved(const std::string& why) {
@@ -109,7 +110,7 @@ void Controller::moved(const std::string& why) {
 
 void Controller::enqueue(std::string name, Step step, Abort abort) {
   if (!active_) {
-    if (abort) abort();
+    if (abort) abort(AbortCase::queued);
     return;
   }
   queue_.push_back(Event{std::move(name), std::move(step), std::move(abort)});
@@ -889,7 +890,14 @@ void Controller::alter_isr(AlterIsrRequest request, std::function<void(AlterIsrR
   enqueue(
       "AlterIsr",
       [this, request = std::move(request), reply](Done done) { do_alter_isr(request, reply, std::move(done)); },
-      [reply] { reply(AlterIsrResponse{ErrorCode::not_controller, {}}); });
+      [reply](AbortCase why) {
+        // processAlterIsr: an inactive controller says NOT_CONTROLLER; the
+        // running event's fenced or expired write fails the whole request
+        // (UNKNOWN_SERVER_ERROR, 2.8.2 and 3.9); AlterIsrReceived.preempt()
+        // answers nothing, and the leader waits for its request timeout.
+        if (why == AbortCase::queued) reply(AlterIsrResponse{ErrorCode::not_controller, {}});
+        if (why == AbortCase::running) reply(AlterIsrResponse{ErrorCode::unknown_server_error, {}});
+      });
 }
 
 void Controller::do_alter_isr(const AlterIsrRequest& request,
@@ -994,7 +1002,9 @@ void Controller::controlled_shutdown(BrokerId id, int64_t broker_epoch,
   enqueue(
       "ControlledShutdown",
       [this, id, reply](Done done) { do_controlled_shutdown(id, reply, std::move(done)); },
-      [reply] { reply(ControlledShutdownResponse{ErrorCode::not_controller, {}}); });
+      // doControlledShutdown fails with ControllerMovedException, and
+      // ControlledShutdown.preempt answers with it too.
+      [reply](AbortCase) { reply(ControlledShutdownResponse{ErrorCode::not_controller, {}}); });
 }
 
 void Controller::do_controlled_shutdown(BrokerId id,

@@ -68,8 +68,15 @@ class Controller {
 
   // Queues the failover: load the cluster state and act on it.
   void start();
+  // How the controller stops, which decides what the requests it holds are
+  // told. Kafka clears its event queue when the session expires or the
+  // broker shuts down (ControllerEventManager.clearAndPut, preempting each
+  // queued event); when it resigns otherwise (a fenced write, another
+  // controller in /controller) the queued events still run, as an inactive
+  // controller's.
+  enum class StopKind { resigned, queue_cleared };
   // Stops acting: nothing more is sent or written.
-  void stop();
+  void stop(StopKind how = StopKind::resigned);
   bool active() const { return active_; }
 
   // A watch fired for one of the controller's paths (chroot removed).
@@ -105,7 +112,12 @@ class Controller {
   // rather than leave the broker to its request timeout (doControlledShutdown
   // and processAlterIsr check isActive; a write fenced by a newer controller
   // fails the event and its callback).
-  using Abort = std::function<void()>;
+  enum class AbortCase {
+    running,    // the event being handled
+    queued,     // run later by an inactive controller (isActive false)
+    preempted,  // dropped with the queue (the event's preempt())
+  };
+  using Abort = std::function<void(AbortCase)>;
   enum class ElectionKind { offline, controlled_shutdown, preferred };
   struct Batch {
     std::map<BrokerId, std::vector<PartitionState>> leader_and_isr;

@@ -513,6 +513,82 @@ TEST(KafkaBroker, AControllerThatResignsAnswersTheControlledShutdownItWasHandlin
   EXPECT_NE(*c.controller(), ctl);
 }
 
+// 2.2 and 2.8 find the controller for a controlled shutdown in ZooKeeper
+// (/controller, then its registration), waiting for a lost connection to
+// come back; 3.9 asks the controller its metadata cache names. A broker
+// cut off from ZooKeeper alone, told to stop, gets nowhere on 2.8 until the
+// heal, and is done at once on 3.9.
+TEST(KafkaBroker, ControlledShutdownLooksUpTheControllerInZooKeeperBefore3x) {
+  for (VersionProfile v : {VersionProfile::v2_8, VersionProfile::v3_9}) {
+    SCOPED_TRACE(to_string(v));
+    const bool reads_zookeeper = v != VersionProfile::v3_9;
+    Cluster c({.brokers = 3, .version = v});
+    c.world().trace().keep_lines(true);
+    const auto started = start_three_replicas(c);
+    ASSERT_TRUE(started);
+    const BrokerId leader = started->leader;
+    const sim::HostId zk = c.world().host_of(c.zk_process(1));
+    c.world().network().block(c.broker_host(leader), zk);
+    c.world().network().block(zk, c.broker_host(leader));
+    c.stop_broker(leader, Duration::seconds(120));
+    c.run_for(Duration::seconds(10));  // short of the session timeout (18 s)
+    EXPECT_EQ(count_kind(c, "controlled_shutdown_succeeded"), reads_zookeeper ? 0u : 1u);
+    EXPECT_EQ(c.broker(leader) != nullptr, reads_zookeeper);
+    c.world().network().heal();
+    ASSERT_TRUE(c.run_until([&] { return c.broker(leader) == nullptr; }, Duration::seconds(60)));
+    EXPECT_EQ(count_kind(c, "controlled_shutdown_succeeded"), 1u);
+    EXPECT_NE(c.state(started->tp)->leader, leader);
+  }
+}
+
+// An AlterIsr whose write dies with the controller's session is answered
+// (UNKNOWN_SERVER_ERROR: the fenced or expired write fails the request in
+// KafkaController.processAlterIsr), and the leader sends its change again
+// 50 ms later, to the new controller, rather than after its request timed
+// out. The controller is cut off from ZooKeeper just before the leader
+// proposes to drop a silent follower, and learns that its session expired
+// at the heal.
+TEST(KafkaBroker, AnAlterIsrTheControllerWasWritingWhenItsSessionExpiredIsAnswered) {
+  Cluster c({.brokers = 3});
+  c.world().trace().keep_lines(true);
+  const auto started = start_three_replicas(c);
+  ASSERT_TRUE(started);
+  const auto [ctl, leader, follower, tp] = *started;
+  c.world().network().block(c.broker_host(leader), c.broker_host(follower));
+  c.world().network().block(c.broker_host(follower), c.broker_host(leader));
+  ASSERT_EQ(c.produce(tp, {1}, 1)->error, ErrorCode::none);
+  const Partition* p = c.broker(leader)->partition(tp);
+  // The follower lags from now; the shrink comes after replica.lag.time.max.ms (30 s).
+  c.run_for(Duration::seconds(25));
+  const sim::HostId zk = c.world().host_of(c.zk_process(1));
+  c.world().network().block(c.broker_host(ctl), zk);
+  c.world().network().block(zk, c.broker_host(ctl));
+  ASSERT_TRUE(c.run_until([&] { return p->isr_write_in_flight; }, Duration::seconds(30)));
+  const sim::Time proposed = c.world().now();
+  // Past the session timeout (18 s), short of the request's 30 s.
+  c.run_for(Duration::seconds(22));
+  // Heal the controller's cut only: the follower stays silent.
+  c.world().network().heal();
+  c.world().network().block(c.broker_host(leader), c.broker_host(follower));
+  c.world().network().block(c.broker_host(follower), c.broker_host(leader));
+  ASSERT_TRUE(c.run_until([&] { return count_kind(c, "alter_isr_failed") > 0; }, Duration::seconds(30)));
+  EXPECT_LT(c.world().now() - proposed, Duration::seconds(30)) << "answered before the request timed out";
+  size_t unknown = 0;
+  for (const std::string& line : c.world().trace().lines()) {
+    unknown += line.find("\"alter_isr_failed\"") != std::string::npos &&
+               line.find("UNKNOWN_SERVER_ERROR") != std::string::npos;
+  }
+  EXPECT_EQ(unknown, 1u);
+  // Healed for good, everything settles: the follower is back in the ISR
+  // and nothing is left pending (whichever broker the controller is now: it
+  // may be the follower, which the leader cannot reach while it is cut).
+  c.world().network().heal();
+  ASSERT_TRUE(c.run_until([&] { return !p->isr_write_in_flight && c.state(tp)->isr.size() == 3; },
+                          Duration::seconds(60)));
+  EXPECT_EQ(p->isr().size(), 3u);
+  EXPECT_NE(*c.controller(), ctl);
+}
+
 // The controller's own controlled shutdown: the answer makes it resign as
 // it goes down, and that resignation does not answer the request a second
 // time (as a NOT_CONTROLLER that would start another attempt).
@@ -628,11 +704,12 @@ TEST(KafkaBroker, ALeaderCutOffFromTheControllerKeepsItsIsrUntilTheHeal) {
       c.world().network().block(c.broker_host(b), c.broker_host(leader));
     }
     // Past replica.lag.time.max.ms (10 s on 2.2, 30 s from 2.5) with a
-    // record the followers cannot fetch.
+    // record the followers cannot fetch, and past the AlterIsr request's
+    // timeout (controller.socket.timeout.ms, 30 s): the shrink is sent again.
     const auto lagging = c.produce(tp, {2}, 1);
     ASSERT_TRUE(lagging.has_value());
     ASSERT_EQ(lagging->error, ErrorCode::none);
-    c.run_for(Duration::seconds(40));
+    c.run_for(Duration::seconds(100));
     const auto cut = c.produce(tp, {3}, -1, 5000);
     ASSERT_TRUE(cut.has_value());
     const Partition* p = c.broker(leader)->partition(tp);
@@ -648,10 +725,14 @@ TEST(KafkaBroker, ALeaderCutOffFromTheControllerKeepsItsIsrUntilTheHeal) {
       EXPECT_EQ(c.state(tp)->isr, std::vector<BrokerId>{leader});
       EXPECT_EQ(count_kind(c, "isr_shrink"), 1u);
     }
-    // Healed, the pending change reaches the controller, the followers
-    // catch up and rejoin, and acks=all is met again.
+    // Healed, the pending shrink reaches the controller and is committed,
+    // then the followers catch up and are proposed back one at a time.
     c.world().network().heal();
-    ASSERT_TRUE(c.run_until([&] { return c.state(tp)->isr.size() == 3; }, Duration::seconds(60)));
+    ASSERT_TRUE(c.run_until([&] {
+      return count_kind(c, "isr_expand") == 2 && !p->isr_write_in_flight && c.state(tp)->isr.size() == 3;
+    }, Duration::seconds(60))) << "the leader never learnt how its changes ended";
+    EXPECT_EQ(count_kind(c, "isr_shrink"), 1u);
+    EXPECT_EQ(p->isr().size(), 3u);
     EXPECT_EQ(c.state(tp)->leader, leader);
     const auto healed = c.produce(tp, {4}, -1, 5000);
     ASSERT_TRUE(healed.has_value());
