@@ -1301,18 +1301,29 @@ void Broker::apply_isr_write(const IsrWrite& w, zk::Error e, int32_t version) {
 
 void Broker::forget_isr_proposal(Partition& p) {
   // Partition.makeLeader / makeFollower: the controller's state replaces a
-  // pending change (isrState = CommittedIsr) and an unsent one is dropped
-  // (alterIsrManager.clearPending); an answer still on its way is ignored.
+  // pending change (isrState = CommittedIsr); an answer still on its way is
+  // ignored. 2.8.2 also drops the change from the manager's map
+  // (alterIsrManager.clearPending); 3.9 has no such call, and the old item
+  // stays there until answered.
   if (!config_.replication_rules.isr_changes_through_controller) return;
   p.isr_write_in_flight = false;
   p.isr_proposal = 0;
-  alter_isr_unsent_.erase(p.tp());
+  if (!config_.replication_rules.alter_partition_checks) alter_isr_unsent_.erase(p.tp());
 }
 
 void Broker::submit_alter_isr(Partition& p, std::vector<BrokerId> isr, const char* why) {
   // Partition.sendAlterIsrRequest: the change is pending from now on; while
   // it is, the high watermark counts the maximal ISR (set_pending_isr adds
   // a member being added; a shrink keeps the current ISR until committed).
+  if (alter_isr_unsent_.count(p.tp()) != 0) {
+    // 3.9: the manager refuses a second item for a partition
+    // (AlterPartitionManager.submit: OperationNotAttemptedException), and
+    // the partition falls back to its committed state at once
+    // (handleAlterPartitionError); a later check proposes again. (2.8.2
+    // cleared the old item on LeaderAndIsr, so it never gets here.)
+    ctx().trace("isr_update_failed", {{"partition", to_string(p.tp())}, {"error", "OPERATION_NOT_ATTEMPTED"}});
+    return;
+  }
   p.isr_write_in_flight = true;
   p.isr_proposal = next_isr_proposal_++;
   p.set_pending_isr(isr);
@@ -1425,9 +1436,15 @@ void Broker::apply_alter_isr(const AlterIsrItem& item, const AlterIsrPartitionRe
         // Given up: the change stays pending until the next LeaderAndIsr.
         return;
       default: {
-        // Anything else is tried again, as the same change.
+        // Anything else is tried again, as the same change, in 3.9. In
+        // 2.8.2 the retry is made from inside the answer's callback while
+        // the item is still in the manager's map, which refuses it
+        // (IllegalStateException): the change stays pending until the next
+        // LeaderAndIsr.
+        if (!config_.replication_rules.alter_partition_checks) return;
         AlterIsrItem again = item;
         alter_isr_unsent_.insert_or_assign(item.change.tp, std::move(again));
+        maybe_send_alter_isr();
         return;
       }
     }
@@ -2464,6 +2481,15 @@ void Broker::controlled_shutdown(int32_t attempt) {
     retry();
   };
   auto ask = [this, attempt, on_response, retry](BrokerId controller, std::optional<Endpoint> at) {
+    if (controller != kNoBroker && at) {
+      shutdown_controller_ = std::make_pair(controller, *at);
+    } else if (shutdown_controller_) {
+      // KafkaServer.doControlledShutdown keeps prevController: with no
+      // controller (or its registration) to be found, it asks the last one
+      // it found again.
+      controller = shutdown_controller_->first;
+      at = shutdown_controller_->second;
+    }
     if (controller == config_.broker_id && is_controller()) {
       controller_->controlled_shutdown(config_.broker_id, broker_epoch_, on_response);
       return;

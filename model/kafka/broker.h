@@ -82,6 +82,8 @@ class Broker final : public sim::Process {
   int64_t broker_epoch() const { return broker_epoch_; }
   bool is_controller() const { return controller_ != nullptr && controller_->active(); }
   const Controller* controller() const { return is_controller() ? controller_.get() : nullptr; }
+  // ISR changes waiting to be (or being) sent to the controller (AlterIsr).
+  size_t alter_isr_changes_unsent() const { return alter_isr_unsent_.size(); }
   // The highest controller epoch this broker has accepted a request from.
   ControllerEpoch controller_epoch_seen() const { return controller_epoch_; }
   const Partition* partition(const TopicPartition& tp) const;
@@ -378,6 +380,8 @@ class Broker final : public sim::Process {
   // --- controlled shutdown -----------------------------------------------------------
   void controlled_shutdown(int32_t attempt);
   void finish_shutdown();
+  // The controller the last attempt found (prevController).
+  std::optional<std::pair<BrokerId, Endpoint>> shutdown_controller_;
   // The controller as ZooKeeper names it, and its inter-broker endpoint
   // (StartupRules::controlled_shutdown_reads_zookeeper); kNoBroker or no
   // endpoint when there is none.

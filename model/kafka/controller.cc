@@ -87,7 +87,10 @@ void Controller::stop(StopKind how) {
   if (!active_) return;
   active_ = false;
   std::vector<std::pair<Abort, AbortCase>> aborts;
-  if (current_abort_) aborts.emplace_back(std::move(current_abort_), AbortCase::running);
+  if (current_abort_) {
+    aborts.emplace_back(std::move(current_abort_), how == StopKind::queue_cleared ? AbortCase::running_expired
+                                                                                  : AbortCase::running_fenced);
+  }
   current_abort_ = nullptr;
   const AbortCase queued = how == StopKind::queue_cleared ? AbortCase::preempted : AbortCase::queued;
   for (Event& e : queue_) {
@@ -96,7 +99,14 @@ void Controller::stop(StopKind how) {
   queue_.clear();
   env_.ctx->cancel(rebalance_timer_);
   channel_.close_all();
-  for (auto& [abort, why] : aborts) abort(why);
+  // Answered in an event of their own, at this instant: an answer may act
+  // on the broker that is stopping this controller (its own controlled
+  // shutdown, answered, shuts it down), which must not happen inside stop.
+  if (!aborts.empty()) {
+    env_.ctx->after(sim::Duration::zero(), [aborts = std::move(aborts)] {
+      for (const auto& [abort, why] : aborts) abort(why);
+    });
+  }
 }
 
 void Controller::moved(const std::string& why) {
@@ -887,16 +897,40 @@ void Controller::send_request(BrokerId to, Request request) {
 
 void Controller::alter_isr(AlterIsrRequest request, std::function<void(AlterIsrResponse)> reply) {
   reply = once(std::move(reply));
+  std::vector<TopicPartition> tps;
+  for (const AlterIsrPartition& p : request.partitions) tps.push_back(p.tp);
   enqueue(
       "AlterIsr",
       [this, request = std::move(request), reply](Done done) { do_alter_isr(request, reply, std::move(done)); },
-      [reply](AbortCase why) {
-        // processAlterIsr: an inactive controller says NOT_CONTROLLER; the
-        // running event's fenced or expired write fails the whole request
-        // (UNKNOWN_SERVER_ERROR, 2.8.2 and 3.9); AlterIsrReceived.preempt()
-        // answers nothing, and the leader waits for its request timeout.
-        if (why == AbortCase::queued) reply(AlterIsrResponse{ErrorCode::not_controller, {}});
-        if (why == AbortCase::running) reply(AlterIsrResponse{ErrorCode::unknown_server_error, {}});
+      [reply, tps = std::move(tps)](AbortCase why) {
+        // processAlterIsr (2.8.2; tryProcessAlterPartition in 3.9): an
+        // inactive controller says NOT_CONTROLLER. The running event's
+        // fenced write fails the whole request (updateLeaderAndIsr rethrows
+        // ControllerMovedException, caught as UNKNOWN_SERVER_ERROR); an
+        // expired session fails each partition's write
+        // (UNKNOWN_SERVER_ERROR per partition). AlterIsrReceived.preempt()
+        // answers nothing: the leader waits for its request timeout.
+        switch (why) {
+          case AbortCase::queued:
+            reply(AlterIsrResponse{ErrorCode::not_controller, {}});
+            return;
+          case AbortCase::running_fenced:
+            reply(AlterIsrResponse{ErrorCode::unknown_server_error, {}});
+            return;
+          case AbortCase::running_expired: {
+            AlterIsrResponse r;
+            for (const TopicPartition& tp : tps) {
+              AlterIsrPartitionResponse p;
+              p.tp = tp;
+              p.error = ErrorCode::unknown_server_error;
+              r.partitions.push_back(std::move(p));
+            }
+            reply(std::move(r));
+            return;
+          }
+          case AbortCase::preempted:
+            return;
+        }
       });
 }
 
@@ -995,6 +1029,14 @@ void Controller::do_alter_isr(const AlterIsrRequest& request,
 
 // --- controlled shutdown ---------------------------------------------------------------
 
+std::vector<TopicPartition> Controller::still_led_by(BrokerId id) const {
+  std::vector<TopicPartition> led;
+  for (const auto& [tp, info] : partitions_) {
+    if (info.state && info.state->leader == id && info.replicas.size() > 1) led.push_back(tp);
+  }
+  return led;
+}
+
 void Controller::controlled_shutdown(BrokerId id, int64_t broker_epoch,
                                      std::function<void(ControlledShutdownResponse)> reply) {
   (void)broker_epoch;
@@ -1003,8 +1045,17 @@ void Controller::controlled_shutdown(BrokerId id, int64_t broker_epoch,
       "ControlledShutdown",
       [this, id, reply](Done done) { do_controlled_shutdown(id, reply, std::move(done)); },
       // doControlledShutdown fails with ControllerMovedException, and
-      // ControlledShutdown.preempt answers with it too.
-      [reply](AbortCase) { reply(ControlledShutdownResponse{ErrorCode::not_controller, {}}); });
+      // ControlledShutdown.preempt answers with it too. With the session
+      // expired, the state changes swallow their failed writes
+      // (handleStateChanges catches them) and the answer lists the
+      // partitions the broker still leads.
+      [this, id, reply](AbortCase why) {
+        if (why != AbortCase::running_expired) {
+          reply(ControlledShutdownResponse{ErrorCode::not_controller, {}});
+          return;
+        }
+        reply(ControlledShutdownResponse{ErrorCode::none, still_led_by(id)});
+      });
 }
 
 void Controller::do_controlled_shutdown(BrokerId id,
@@ -1044,13 +1095,7 @@ void Controller::do_controlled_shutdown(BrokerId id,
         }
       }
       send(*batch);
-      ControlledShutdownResponse r;
-      for (const auto& [tp, info] : partitions_) {
-        if (info.state && info.state->leader == id && info.replicas.size() > 1) {
-          r.remaining.push_back(tp);
-        }
-      }
-      reply(r);
+      reply(ControlledShutdownResponse{ErrorCode::none, still_led_by(id)});
       done();
     });
   });

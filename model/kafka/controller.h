@@ -113,9 +113,12 @@ class Controller {
   // and processAlterIsr check isActive; a write fenced by a newer controller
   // fails the event and its callback).
   enum class AbortCase {
-    running,    // the event being handled
-    queued,     // run later by an inactive controller (isActive false)
-    preempted,  // dropped with the queue (the event's preempt())
+    running_fenced,   // the event being handled; its writes fail as fenced
+                      // (ControllerMovedException)
+    running_expired,  // the event being handled; its writes fail with the
+                      // session (SESSIONEXPIRED: not a ControllerMovedException)
+    queued,           // run later by an inactive controller (isActive false)
+    preempted,        // dropped with the queue (the event's preempt())
   };
   using Abort = std::function<void(AbortCase)>;
   enum class ElectionKind { offline, controlled_shutdown, preferred };
@@ -152,6 +155,9 @@ class Controller {
                               Done done);
   void do_alter_isr(const AlterIsrRequest& request, std::function<void(AlterIsrResponse)> reply,
                     Done done);
+  // The partitions (with more than one replica) `id` leads, as a
+  // ControlledShutdown answer lists them.
+  std::vector<TopicPartition> still_led_by(BrokerId id) const;
 
   // Creates the state znodes of new partitions and makes them online.
   void create_partitions(std::vector<TopicPartition> tps, const BatchPtr& batch, Done done);

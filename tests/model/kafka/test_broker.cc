@@ -479,12 +479,13 @@ void cut_from_zookeeper_and_brokers(Cluster& c, BrokerId b) {
   }
 }
 
-// A controller that loses its place answers the ControlledShutdown it was
-// working on with NOT_CONTROLLER (Kafka's doControlledShutdown fails with
-// ControllerMovedException), and the broker going down tries the new
-// controller after controlled.shutdown.retry.backoff.ms — not after its
-// request timed out. Here the controller is cut off from ZooKeeper while it
-// handles the request, and learns that its session expired at the heal.
+// A controller whose session expires answers the ControlledShutdown it was
+// working on — without an error, listing the partition the broker still
+// leads, since Kafka's state changes swallow their failed writes — and the
+// broker going down tries the new controller after
+// controlled.shutdown.retry.backoff.ms, not after its request timed out.
+// Here the controller is cut off from ZooKeeper while it handles the
+// request, and learns that its session expired at the heal.
 TEST(KafkaBroker, AControllerThatResignsAnswersTheControlledShutdownItWasHandling) {
   Cluster c({.brokers = 3, .broker_properties = {{"controlled.shutdown.retry.backoff.ms", "1000"}}});
   c.world().trace().keep_lines(true);
@@ -502,12 +503,15 @@ TEST(KafkaBroker, AControllerThatResignsAnswersTheControlledShutdownItWasHandlin
   EXPECT_EQ(count_kind(c, "controlled_shutdown_succeeded"), 0u);
   c.world().network().heal();
   ASSERT_TRUE(c.run_until([&] { return c.broker(leader) == nullptr; }, Duration::seconds(60)));
-  size_t not_controller = 0;
+  // Answered without an error but with the partition still led (its
+  // writes failed with the session), then tried again.
+  size_t still_led = 0;
   for (const std::string& line : c.world().trace().lines()) {
-    not_controller += line.find("\"controlled_shutdown_retry\"") != std::string::npos &&
-                      line.find("NOT_CONTROLLER") != std::string::npos;
+    still_led += line.find("\"controlled_shutdown_retry\"") != std::string::npos &&
+                 line.find("\"error\":\"NONE\",\"remaining\":1") != std::string::npos;
   }
-  EXPECT_EQ(not_controller, 1u);
+  EXPECT_EQ(still_led, 1u);
+  EXPECT_EQ(count_kind(c, "controlled_shutdown_retry"), 1u);
   EXPECT_EQ(count_kind(c, "controlled_shutdown_succeeded"), 1u);
   EXPECT_LT(c.world().now() - stop, Duration::seconds(30)) << "it waited for its request to time out";
   EXPECT_NE(*c.controller(), ctl);
@@ -542,12 +546,13 @@ TEST(KafkaBroker, ControlledShutdownLooksUpTheControllerInZooKeeperBefore3x) {
 }
 
 // An AlterIsr whose write dies with the controller's session is answered
-// (UNKNOWN_SERVER_ERROR: the fenced or expired write fails the request in
-// KafkaController.processAlterIsr), and the leader sends its change again
-// 50 ms later, to the new controller, rather than after its request timed
-// out. The controller is cut off from ZooKeeper just before the leader
-// proposes to drop a silent follower, and learns that its session expired
-// at the heal.
+// (KafkaZkClient.updateLeaderAndIsr fails each partition's write with the
+// session, processAlterIsr answers UNKNOWN_SERVER_ERROR for each) rather
+// than left to the leader's request timeout. 2.8.2 cannot send the change
+// again from that answer (below): it stays pending until the new
+// controller's LeaderAndIsr. The controller is cut off from ZooKeeper just
+// before the leader proposes to drop a silent follower, and learns that
+// its session expired at the heal.
 TEST(KafkaBroker, AnAlterIsrTheControllerWasWritingWhenItsSessionExpiredIsAnswered) {
   Cluster c({.brokers = 3});
   c.world().trace().keep_lines(true);
@@ -571,14 +576,17 @@ TEST(KafkaBroker, AnAlterIsrTheControllerWasWritingWhenItsSessionExpiredIsAnswer
   c.world().network().heal();
   c.world().network().block(c.broker_host(leader), c.broker_host(follower));
   c.world().network().block(c.broker_host(follower), c.broker_host(leader));
-  ASSERT_TRUE(c.run_until([&] { return count_kind(c, "alter_isr_failed") > 0; }, Duration::seconds(30)));
+  ASSERT_TRUE(c.run_until([&] { return count_kind(c, "isr_update_failed") > 0; }, Duration::seconds(30)));
   EXPECT_LT(c.world().now() - proposed, Duration::seconds(30)) << "answered before the request timed out";
   size_t unknown = 0;
   for (const std::string& line : c.world().trace().lines()) {
-    unknown += line.find("\"alter_isr_failed\"") != std::string::npos &&
+    unknown += line.find("\"isr_update_failed\"") != std::string::npos &&
                line.find("UNKNOWN_SERVER_ERROR") != std::string::npos;
   }
   EXPECT_EQ(unknown, 1u);
+  EXPECT_EQ(count_kind(c, "alter_isr_failed"), 0u) << "answered partition by partition";
+  EXPECT_TRUE(p->isr_write_in_flight) << "2.8.2 keeps the change pending";
+  EXPECT_EQ(c.broker(leader)->alter_isr_changes_unsent(), 0u) << "and does not send it again";
   // Healed for good, everything settles: the follower is back in the ISR
   // and nothing is left pending (whichever broker the controller is now: it
   // may be the follower, which the leader cannot reach while it is cut).
@@ -603,6 +611,31 @@ TEST(KafkaBroker, TheControllersOwnControlledShutdownIsAnsweredOnce) {
   EXPECT_EQ(count_kind(c, "controlled_shutdown_succeeded"), 1u);
   EXPECT_EQ(count_kind(c, "controlled_shutdown_retry"), 0u);
   EXPECT_NE(c.state(started->tp)->leader, ctl);
+}
+
+// The controller broker's own controlled shutdown, handled by its own
+// controller when that controller's session expires: the answer (nothing
+// left to move) finishes the broker's shutdown, which stops the controller
+// again — while it is still stopping. Found by the fuzz gate as a crash.
+// On 3.9, where the broker finds its controller (itself) in the metadata
+// cache: 2.2 and 2.8 look it up in ZooKeeper, which it cannot reach.
+TEST(KafkaBroker, AControllerWhoseSessionExpiresDuringItsOwnControlledShutdownShutsDown) {
+  Cluster c({.brokers = 3, .version = VersionProfile::v3_9});
+  c.world().trace().keep_lines(true);
+  const auto started = start_three_replicas(c);
+  ASSERT_TRUE(started);
+  const BrokerId ctl = started->ctl;
+  const sim::HostId zk = c.world().host_of(c.zk_process(1));
+  c.world().network().block(c.broker_host(ctl), zk);
+  c.world().network().block(zk, c.broker_host(ctl));
+  c.stop_broker(ctl, Duration::seconds(120));
+  c.run_for(Duration::seconds(22));  // past the session timeout (18 s)
+  EXPECT_NE(c.broker(ctl), nullptr);
+  EXPECT_EQ(count_kind(c, "controlled_shutdown_succeeded"), 0u);
+  c.world().network().heal();
+  ASSERT_TRUE(c.run_until([&] { return c.broker(ctl) == nullptr; }, Duration::seconds(60)));
+  EXPECT_EQ(count_kind(c, "controlled_shutdown_succeeded"), 1u);
+  EXPECT_EQ(count_kind(c, "controller_resigned"), 1u);
 }
 
 // Sends one acks=1 record (value `value`) to `tp` straight to broker `to`, on
