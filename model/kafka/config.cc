@@ -3,18 +3,19 @@
 // Kafka only logs "was supplied but isn't a known config".
 //
 // Sources: KafkaConfig.scala (Defaults, configDef, validateValues) and
-// LogConfig of the 2.2, 2.8 and 3.9 branches of apache/kafka, and the broker
-// and topic configuration references of those releases
-// (kafka.apache.org/<22|28|39>/documentation/#brokerconfigs, #topicconfigs).
+// LogConfig of the 2.2, 2.3, 2.8 and 3.9 branches of apache/kafka, and the
+// broker and topic configuration references of those releases
+// (kafka.apache.org/<22|23|28|39>/documentation/#brokerconfigs, #topicconfigs).
 //
 // Defaults that differ between the profiles, for the keys of BrokerConfig:
 //
-//   key                               2.2      2.8      3.9      why
-//   zookeeper.session.timeout.ms      6000     18000    18000    KIP-537 (2.5)
-//   replica.lag.time.max.ms           10000    30000    30000    KIP-537 (2.5)
-//   group.max.session.timeout.ms      300000   1800000  1800000  KIP-345 (2.3, KAFKA-7862)
+//   key                            2.2      2.3      2.8      3.9      why
+//   zookeeper.session.timeout.ms   6000     6000     18000    18000    KIP-537 (2.5)
+//   replica.lag.time.max.ms        10000    10000    30000    30000    KIP-537 (2.5)
+//   group.max.session.timeout.ms   300000   1800000  1800000  1800000  KIP-345 (2.3, KAFKA-7862)
+//   message.max.bytes              1000012  1000012  1048588  1048588  KAFKA-4203 (2.5)
 //
-// Every other default is the same in all three releases: among them
+// Every other default is the same in all four releases: among them
 // offsets.retention.minutes 10080 (KIP-186, since 2.0), unclean.leader.election
 // .enable false (KIP-106, since 0.11), group.initial.rebalance.delay.ms 3000
 // (KIP-134, since 0.11), log.segment.bytes 1 GiB, log.roll.hours and
@@ -703,6 +704,7 @@ void parse_log_config(const Properties& props, LogConfig& log) {
 const char* to_string(VersionProfile v) {
   switch (v) {
     case VersionProfile::v2_2: return "2.2";
+    case VersionProfile::v2_3: return "2.3";
     case VersionProfile::v2_8: return "2.8";
     case VersionProfile::v3_9: return "3.9";
   }
@@ -724,12 +726,12 @@ VersionProfile parse_version_profile(const std::string& s, const std::string& so
                            std::all_of(parts.begin(), parts.end(), all_digits);
   if (well_formed) {
     const std::string line = fmt::format("{}.{}", parts[0], parts[1]);
-    for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8, VersionProfile::v3_9}) {
+    for (VersionProfile v : kVersionProfiles) {
       if (line == to_string(v)) return v;
     }
   }
   throw model::ConfigError(source, key,
-                           fmt::format("expected one of 2.2, 2.8, 3.9, got '{}'", s));
+                           fmt::format("expected one of 2.2, 2.3, 2.8, 3.9, got '{}'", s));
 }
 
 const char* to_string(Truncation t) {
@@ -770,36 +772,44 @@ BrokerConfig default_broker_config(VersionProfile version) {
   // host.name "" and port 9092 (2.x): the same endpoint.
   c.listeners = {Listener{}};
   c.advertised_listeners = c.listeners;
-  if (version == VersionProfile::v2_2) {
+  // Each rule starts in the release its comment in config.h names; a
+  // profile has it when its line is that release or later.
+  const auto from = [version](VersionProfile first) { return version >= first; };
+  const bool v2_3 = from(VersionProfile::v2_3);
+  const bool v2_8 = from(VersionProfile::v2_8);
+  const bool v3_9 = from(VersionProfile::v3_9);
+  if (!v2_8) {
     // KIP-537 (Kafka 2.5) raised both.
     c.zookeeper_session_timeout_ms = 6000;
     c.replica_lag_time_max_ms = 10000;
+    // Kafka 2.5 raised it to 1 MiB + 12 (KAFKA-4203, Defaults.MessageMaxBytes).
+    c.log.max_message_bytes = 1000012;
+  }
+  if (!v2_3) {
     // KIP-345 (Kafka 2.3, KAFKA-7862) raised it from 5 to 30 minutes so that
     // static members can use long session timeouts.
     c.group_max_session_timeout_ms = 300000;
-    // Kafka 2.5 raised it to 1 MiB + 12 (KafkaConfig Defaults.MessageMaxBytes).
-    c.log.max_message_bytes = 1000012;
   }
-  const bool v3 = version == VersionProfile::v3_9;
-  const bool v22 = version == VersionProfile::v2_2;
-  c.replication_rules = {.min_isr_holds_high_watermark = v3,
-                         .new_epoch_forgets_out_of_sync_fetch = v3,
-                         .no_op_truncation_trims_epochs = !v22,
-                         .isr_write_holds_partition_lock = v22,
-                         .failed_fetch_sleeps = !v3,
-                         .isr_join_needs_live_broker = v3,
-                         .high_watermark_waits_for_eligible_only = v3,
-                         .fetch_above_end_completes = v3,
-                         .unknown_producer_any_sequence = !v22,
-                         .isr_changes_through_controller = !v22,
-                         .alter_partition_checks = v3};
-  c.group_rules = {.join_admission_by_state = !v22,
-                   .heartbeat_while_completing = !v22,
-                   .member_checks_before_state = !v22,
-                   .turned_away_drops_pending = v3};
-  c.startup_rules = {.listen_at_end_of_startup = v3,
-                     .producer_id_block_at_startup = !v3,
-                     .controlled_shutdown_reads_zookeeper = !v3};
+  c.replication_rules = {.min_isr_holds_high_watermark = v3_9,           // 3.7
+                         .new_epoch_forgets_out_of_sync_fetch = v3_9,    // 3.3
+                         .no_op_truncation_trims_epochs = v2_8,          // 2.7.1
+                         .isr_write_holds_partition_lock = !v2_8,        // until 2.7
+                         .failed_fetch_sleeps = !v3_9,                   // until 3.1
+                         .isr_join_needs_live_broker = v3_9,             // 3.3
+                         .high_watermark_waits_for_eligible_only = v3_9,  // 3.6
+                         .fetch_above_end_completes = v3_9,              // 3.8
+                         .unknown_producer_any_sequence = v2_8,          // 2.5
+                         .isr_changes_through_controller = v2_8,         // 2.7
+                         .alter_partition_checks = v3_9,                 // 3.2 / 3.3
+                         .failover_takes_offline_replicas_out_of_isr = v2_3};
+  c.group_rules = {.join_admission_by_state = v2_8,        // 2.6
+                   .heartbeat_while_completing = v2_8,     // 2.7
+                   .heartbeat_checks_member_first = v2_3,  // 2.3
+                   .commit_checks_member_first = v2_8,     // 2.4
+                   .turned_away_drops_pending = v3_9};     // 3.0
+  c.startup_rules = {.listen_at_end_of_startup = v3_9,                // 3.5
+                     .producer_id_block_at_startup = !v3_9,           // until 3.0
+                     .controlled_shutdown_reads_zookeeper = !v3_9};  // until the migration
   return c;
 }
 

@@ -20,10 +20,15 @@
 
 namespace kafka {
 
-enum class VersionProfile { v2_2, v2_8, v3_9 };
+// The release lines the model knows, oldest first. A profile sets the
+// defaults and the mechanisms (ReplicationRules, GroupRules, StartupRules)
+// of its line; default_broker_config says which rule starts in which release.
+enum class VersionProfile { v2_2, v2_3, v2_8, v3_9 };
+inline constexpr VersionProfile kVersionProfiles[] = {VersionProfile::v2_2, VersionProfile::v2_3,
+                                                      VersionProfile::v2_8, VersionProfile::v3_9};
 const char* to_string(VersionProfile v);
-// "2.2", "2.8", "3.9" (also "2.2.1", "3.9.0" ...: the minor line decides).
-// Throws model::ConfigError (source/key given) for anything else.
+// "2.2", "2.3", "2.8", "3.9" (also "2.2.1", "3.9.0" ...: the minor line
+// decides). Throws model::ConfigError (source/key given) for anything else.
 VersionProfile parse_version_profile(const std::string& s, const std::string& source,
                                      const std::string& key);
 
@@ -139,6 +144,16 @@ struct ReplicationRules {
   // Partition.handleAlterPartitionError / handleAlterPartitionUpdate in
   // 3.9). In 2.8 the high watermark moves at the next fetch or append.
   bool alter_partition_checks = false;
+  // From Kafka 2.3 (KAFKA-3143) a controller taking over moves the replicas
+  // of dead brokers to OfflineReplica as it starts its replica state
+  // machine, which takes them out of every ISR (leader -1 where one led,
+  // leader epoch + 1) before the partitions without a live leader are
+  // elected. Until 2.2 the failover only elects: the ISR of a partition led
+  // by a live broker keeps its dead members until that leader shrinks it,
+  // and one led by a dead broker gets the live part of its ISR in the
+  // election alone (ReplicaStateMachine.startup, 2.2.2 against 2.3.0).
+  bool failover_takes_offline_replicas_out_of_isr = false;
+  friend bool operator==(const ReplicationRules&, const ReplicationRules&) = default;
 };
 
 // Where a release's group coordinator differs in mechanism, not in a
@@ -160,19 +175,23 @@ struct GroupRules {
   // they wait for SyncGroup; before (2.2) it is answered
   // REBALANCE_IN_PROGRESS (GroupCoordinator.handleHeartbeat).
   bool heartbeat_while_completing = true;
-  // From Kafka 2.3 a Heartbeat, and from 2.4 an OffsetCommit, is checked
-  // for its member and generation (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION)
-  // before the group's state; before (2.2 profile) one that arrives while
-  // the group completes its rebalance is answered REBALANCE_IN_PROGRESS
-  // first, an OffsetCommit whoever sends it, a Heartbeat from any member
-  // whatever its generation (GroupCoordinator.handleHeartbeat /
-  // doCommitOffsets).
-  bool member_checks_before_state = true;
+  // From Kafka 2.3 a Heartbeat is checked for its member and generation
+  // (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION) before the group's state; before
+  // (2.2 profile) one from a member of a group completing its rebalance is
+  // answered REBALANCE_IN_PROGRESS whatever its generation
+  // (GroupCoordinator.handleHeartbeat, 2.2.2 against 2.3.0).
+  bool heartbeat_checks_member_first = true;
+  // The same for an OffsetCommit from Kafka 2.4; before (2.2 and 2.3
+  // profiles) one that arrives while the group completes its rebalance is
+  // answered REBALANCE_IN_PROGRESS whoever sends it
+  // (GroupCoordinator.doCommitOffsets, 2.3.0 against 2.4).
+  bool commit_checks_member_first = true;
   // From Kafka 3.0 a member turned away by group.max.size also loses a
   // pending member id (GroupMetadata.remove drops it from pendingMembers),
   // so a rebalance that waited only for that id completes at once; before
   // (2.2, 2.8 profiles) the id stays pending until it expires.
   bool turned_away_drops_pending = true;
+  friend bool operator==(const GroupRules&, const GroupRules&) = default;
 };
 
 // Where a release's broker startup differs in mechanism; set by the version
@@ -207,6 +226,7 @@ struct StartupRules {
   // getBroker; 2.2.2, 2.8.2). The 3.9 profile asks the one its metadata
   // cache names (metadataCache.getControllerId in 3.9).
   bool controlled_shutdown_reads_zookeeper = false;
+  friend bool operator==(const StartupRules&, const StartupRules&) = default;
 };
 
 struct BrokerConfig {

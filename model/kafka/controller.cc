@@ -359,13 +359,16 @@ void Controller::failover(Done done) {
                               if (info.state) batch->metadata.insert(tp);
                             }
                             // ReplicaStateMachine.startup: online replicas get
-                            // the current state; offline ones leave the ISR.
+                            // the current state; from 2.3 (KAFKA-3143)
+                            // offline ones leave the ISR.
+                            const bool offline_leave_isr =
+                                env_.config->replication_rules.failover_takes_offline_replicas_out_of_isr;
                             std::vector<BrokerId> dead;
                             for (const auto& [tp, info] : partitions_) {
                               if (!info.state) continue;
                               add_leader_and_isr(batch, tp);
                               for (BrokerId r : info.replicas) {
-                                if (!alive(r) && !contains(dead, r)) dead.push_back(r);
+                                if (offline_leave_isr && !alive(r) && !contains(dead, r)) dead.push_back(r);
                               }
                             }
                             std::sort(dead.begin(), dead.end());

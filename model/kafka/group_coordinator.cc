@@ -863,7 +863,7 @@ void GroupCoordinator::handle_heartbeat(const HeartbeatRequest& r, Reply reply) 
     send(reply, HeartbeatResponse{e});
   } else if (g == nullptr || g->members.count(r.member_id) == 0) {
     send(reply, HeartbeatResponse{ErrorCode::unknown_member_id});
-  } else if (!config().group_rules.member_checks_before_state &&
+  } else if (!config().group_rules.heartbeat_checks_member_first &&
              g->state == GroupState::completing_rebalance) {
     // Before 2.3: whatever the member's generation.
     send(reply, HeartbeatResponse{ErrorCode::rebalance_in_progress});
@@ -936,7 +936,7 @@ void GroupCoordinator::handle_offset_commit(const OffsetCommitRequest& r, Reply 
     }
   } else if (r.generation_id < 0 && g->state == GroupState::empty) {
     store_offsets(*g, r, std::move(reply));
-  } else if (!config().group_rules.member_checks_before_state &&
+  } else if (!config().group_rules.commit_checks_member_first &&
              g->state == GroupState::completing_rebalance) {
     // Before 2.4: before asking who sends it.
     send(reply, commit_error(r, ErrorCode::rebalance_in_progress));

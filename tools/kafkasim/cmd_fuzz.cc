@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "model/fuzz/fuzz.h"
+#include "model/kafka/config.h"
 #include "model/scenario/json_input.h"
 #include "tools/kafkasim/args.h"
 #include "tools/kafkasim/commands.h"
@@ -109,7 +110,11 @@ int cmd_fuzz(const std::vector<std::string>& args) {
   int exit_code = 0;
   for (fuzz::Property property : properties) {
     fuzz::Space space = fuzz::default_space(property);
-    if (auto v = a.value("version")) space.version = parse_choice(kCommand, "--version", *v, {"2.2", "2.8", "3.9"});
+    if (auto v = a.value("version")) {
+      std::vector<std::string> lines;
+      for (kafka::VersionProfile p : kafka::kVersionProfiles) lines.emplace_back(kafka::to_string(p));
+      space.version = parse_choice(kCommand, "--version", *v, lines);
+    }
     for (const std::string& kv : a.values("set")) {
       const size_t eq = kv.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size()) {

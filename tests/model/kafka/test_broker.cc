@@ -1989,7 +1989,7 @@ TEST(KafkaDeterminism, SameSeedSameTrace) {
 // KAFKASIM_UPDATE_GOLDEN=1.
 TEST(KafkaDeterminism, GoldenControllerFailoverTrace) {
   std::vector<std::string> json;
-  Cluster c({.zookeepers = 3, .brokers = 2, .seed = 7, .version = VersionProfile::v2_2,
+  Cluster c({.zookeepers = 3, .brokers = 2, .seed = 7, .version = VersionProfile::v2_3,
              .chroot = "/kafka"});
   std::ostringstream text;
   c.world().trace().set_text_sink(&text);

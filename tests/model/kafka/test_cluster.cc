@@ -76,58 +76,83 @@ TEST(KafkaSeed002, ControllerFailoverBumpsEpochOnceAndIsNotTakenBack) {
 }
 
 // seeds/002: topic `playground`, 4 partitions, RF 2, leaders 2,1,2,1. The
-// controller (broker 2) goes down hard: broker 1 takes over, the failover
-// removes 2 from every ISR (leader -1 where 2 led, epoch + 1) and then
-// elects 1 (epoch + 1 again) — exactly the seed's
+// controller (broker 2) goes down hard: broker 1 takes over. On 2.3 (the
+// notebook's release) the failover removes 2 from every ISR (leader -1
+// where 2 led, epoch + 1; KAFKA-3143) and then elects 1 (epoch + 1 again) —
+// exactly the seed's
 // {"controller_epoch":8,"leader":1,"leader_epoch":2,"isr":[1]} /
 // {"controller_epoch":8,"leader":1,"leader_epoch":1,"isr":[1]}.
+// On 2.2 the failover only elects: epoch 1 where 2 led, and where 1 leads
+// the state is left alone.
 TEST(KafkaSeed002, PartitionStateAfterTheControllerBrokerDies) {
-  Cluster c({.zookeepers = 3, .brokers = 2, .version = VersionProfile::v2_2, .chroot = "/kafka"});
-  InvariantChecker check(c);
-  c.start();
-  ASSERT_TRUE(c.await_ready());
-  // Make broker 2 the controller, as in the seed.
-  if (c.controller() != 2) {
-    c.stop_broker(1);
-    ASSERT_TRUE(c.run_until([&] { return c.controller() == 2; }, Duration::seconds(60)));
-    c.start_broker(1);
+  for (VersionProfile v : {VersionProfile::v2_3, VersionProfile::v2_2}) {
+    SCOPED_TRACE(to_string(v));
+    const bool v23 = v == VersionProfile::v2_3;
+    Cluster c({.zookeepers = 3, .brokers = 2, .version = v, .chroot = "/kafka"});
+    InvariantChecker check(c);
+    c.start();
     ASSERT_TRUE(c.await_ready());
+    // Make broker 2 the controller, as in the seed.
+    if (c.controller() != 2) {
+      c.stop_broker(1);
+      ASSERT_TRUE(c.run_until([&] { return c.controller() == 2; }, Duration::seconds(60)));
+      c.start_broker(1);
+      ASSERT_TRUE(c.await_ready());
+    }
+    ASSERT_EQ(c.create_topic("playground", 4, 2, {}, {{0, {2, 1}}, {1, {1, 2}}, {2, {2, 1}}, {3, {1, 2}}}),
+              ErrorCode::none);
+    const int64_t epoch = c.controller_epoch()->value;
+    for (int p = 0; p < 4; ++p) {
+      auto s = c.state({"playground", p});
+      ASSERT_TRUE(s);
+      EXPECT_EQ(s->leader, p % 2 == 0 ? 2 : 1);
+      EXPECT_EQ(s->leader_epoch, LeaderEpoch{0});
+      EXPECT_EQ(s->controller_epoch.value, epoch);
+    }
+    c.run_for(Duration::seconds(2));  // both followers fetch every partition
+    c.kill_broker(2);
+    ASSERT_TRUE(c.run_until([&] { return c.controller() == 1 && c.state({"playground", 0})->leader == 1; },
+                            Duration::seconds(60)));
+    c.run_for(Duration::seconds(2));
+    for (int p = 0; p < 4; ++p) {
+      auto s = c.state({"playground", p});
+      ASSERT_TRUE(s);
+      EXPECT_EQ(s->leader, 1) << p;
+      if (v23) {
+        EXPECT_EQ(s->controller_epoch.value, epoch + 1) << p;
+        EXPECT_EQ(s->leader_epoch, LeaderEpoch{p % 2 == 0 ? 2 : 1}) << p;
+        EXPECT_EQ(s->isr, std::vector<BrokerId>{1}) << p;
+      } else if (p % 2 == 0) {
+        EXPECT_EQ(s->controller_epoch.value, epoch + 1) << p;
+        EXPECT_EQ(s->leader_epoch, LeaderEpoch{1}) << p;
+        EXPECT_EQ(s->isr, std::vector<BrokerId>{1}) << p;
+      } else {
+        EXPECT_EQ(s->controller_epoch.value, epoch) << p;
+        EXPECT_EQ(s->leader_epoch, LeaderEpoch{0}) << p;
+        EXPECT_EQ(s->isr, (std::vector<BrokerId>{1, 2})) << p;
+      }
+    }
+    EXPECT_EQ(*c.zk_get("/brokers/topics/playground/partitions/0/state"),
+              fmt::format(R"({{"controller_epoch":{},"leader":1,"version":1,"leader_epoch":{},"isr":[1]}})",
+                          epoch + 1, v23 ? 2 : 1));
+    if (!v23) {
+      // Nor does broker 1 drop 2 from them later: an idle partition's
+      // follower whose log end matched the leader's is never out of sync
+      // (Partition.getOutOfSyncReplicas), so 2 stays in their ISRs.
+      c.run_for(Duration::seconds(30));
+      for (int p : {1, 3}) EXPECT_EQ(c.state({"playground", p})->isr, (std::vector<BrokerId>{1, 2})) << p;
+    }
   }
-  ASSERT_EQ(c.create_topic("playground", 4, 2, {}, {{0, {2, 1}}, {1, {1, 2}}, {2, {2, 1}}, {3, {1, 2}}}),
-            ErrorCode::none);
-  const int64_t epoch = c.controller_epoch()->value;
-  for (int p = 0; p < 4; ++p) {
-    auto s = c.state({"playground", p});
-    ASSERT_TRUE(s);
-    EXPECT_EQ(s->leader, p % 2 == 0 ? 2 : 1);
-    EXPECT_EQ(s->leader_epoch, LeaderEpoch{0});
-    EXPECT_EQ(s->controller_epoch.value, epoch);
-  }
-  c.kill_broker(2);
-  ASSERT_TRUE(c.run_until([&] { return c.controller() == 1 && c.state({"playground", 0})->leader == 1; },
-                          Duration::seconds(60)));
-  c.run_for(Duration::seconds(2));
-  for (int p = 0; p < 4; ++p) {
-    auto s = c.state({"playground", p});
-    ASSERT_TRUE(s);
-    EXPECT_EQ(s->controller_epoch.value, epoch + 1) << p;
-    EXPECT_EQ(s->leader, 1) << p;
-    EXPECT_EQ(s->leader_epoch, LeaderEpoch{p % 2 == 0 ? 2 : 1}) << p;
-    EXPECT_EQ(s->isr, std::vector<BrokerId>{1}) << p;
-  }
-  EXPECT_EQ(*c.zk_get("/brokers/topics/playground/partitions/0/state"),
-            fmt::format(R"({{"controller_epoch":{},"leader":1,"version":1,"leader_epoch":2,"isr":[1]}})",
-                        epoch + 1));
 }
 
 // seeds/002: "Restarting the server does not automatically update the
 // leader immediately, but will update them after a while" — the preferred
 // replica election after leader.imbalance.check.interval.seconds. On the
-// 2.2 profile, as the notebook's scenarios (it ran 2.3): the leader writes
-// the ISR change itself and the controller hears of it through an ISR
-// change notification, seconds later.
+// 2.3 profile, the notebook's release: the leader writes the ISR change
+// itself and the controller hears of it through an ISR change
+// notification, seconds later.
 TEST(KafkaSeed002, LeadershipReturnsToThePreferredReplicaAfterTheImbalanceCheck) {
-  Cluster c({.zookeepers = 3, .brokers = 2, .version = VersionProfile::v2_2, .chroot = "/kafka"});
+  Cluster c({.zookeepers = 3, .brokers = 2, .version = VersionProfile::v2_3, .chroot = "/kafka"});
   InvariantChecker check(c);
   c.start();
   ASSERT_TRUE(c.await_ready());

@@ -163,9 +163,12 @@ std::string uncommented(std::string text) {
 
 TEST(KafkaConfigVersion, NamesAndParsing) {
   EXPECT_STREQ(to_string(VersionProfile::v2_2), "2.2");
+  EXPECT_STREQ(to_string(VersionProfile::v2_3), "2.3");
   EXPECT_STREQ(to_string(VersionProfile::v2_8), "2.8");
   EXPECT_STREQ(to_string(VersionProfile::v3_9), "3.9");
   EXPECT_EQ(parse_version_profile("2.2", "s.json", "$.kafka.version"), VersionProfile::v2_2);
+  EXPECT_EQ(parse_version_profile("2.3", "s.json", "$.kafka.version"), VersionProfile::v2_3);
+  EXPECT_EQ(parse_version_profile("2.3.0", "s.json", "$.kafka.version"), VersionProfile::v2_3);
   EXPECT_EQ(parse_version_profile("2.8", "s.json", "$.kafka.version"), VersionProfile::v2_8);
   EXPECT_EQ(parse_version_profile("3.9", "s.json", "$.kafka.version"), VersionProfile::v3_9);
   EXPECT_EQ(parse_version_profile("2.2.1", "s.json", "$.kafka.version"), VersionProfile::v2_2);
@@ -174,15 +177,15 @@ TEST(KafkaConfigVersion, NamesAndParsing) {
 }
 
 TEST(KafkaConfigVersion, RejectsOtherReleasesAndMalformedVersions) {
-  for (const char* bad : {"", "3", "3.8", "2.20", "22", "2.2.", ".2.2", "2.2.1.1", "3.9.0-rc3",
-                          "v3.9", "3.9 ", "2.x", "4.0"}) {
+  for (const char* bad : {"", "3", "3.8", "2.20", "2.4", "22", "2.2.", ".2.2", "2.2.1.1",
+                          "3.9.0-rc3", "v3.9", "3.9 ", "2.x", "4.0"}) {
     try {
       parse_version_profile(bad, "scenario.json", "$.kafka.version");
       ADD_FAILURE() << "accepted '" << bad << "'";
     } catch (const ConfigError& e) {
       EXPECT_EQ(e.source(), "scenario.json");
       EXPECT_EQ(e.key(), "$.kafka.version");
-      EXPECT_EQ(e.message(), std::string("expected one of 2.2, 2.8, 3.9, got '") + bad + "'");
+      EXPECT_EQ(e.message(), std::string("expected one of 2.2, 2.3, 2.8, 3.9, got '") + bad + "'");
     }
   }
 }
@@ -195,10 +198,12 @@ TEST(KafkaConfigVersion, TruncationNames) {
 // --- defaults --------------------------------------------------------------------
 
 TEST(KafkaConfigDefaults, KIP537ChangedTheTimeoutsIn25) {
-  const BrokerConfig v22 = default_broker_config(VersionProfile::v2_2);
-  EXPECT_EQ(v22.version, VersionProfile::v2_2);
-  EXPECT_EQ(v22.zookeeper_session_timeout_ms, 6000);
-  EXPECT_EQ(v22.replica_lag_time_max_ms, 10000);
+  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_3}) {
+    const BrokerConfig c = default_broker_config(v);
+    EXPECT_EQ(c.version, v);
+    EXPECT_EQ(c.zookeeper_session_timeout_ms, 6000) << to_string(v);
+    EXPECT_EQ(c.replica_lag_time_max_ms, 10000) << to_string(v);
+  }
   for (VersionProfile v : {VersionProfile::v2_8, VersionProfile::v3_9}) {
     const BrokerConfig c = default_broker_config(v);
     EXPECT_EQ(c.version, v);
@@ -209,6 +214,7 @@ TEST(KafkaConfigDefaults, KIP537ChangedTheTimeoutsIn25) {
 
 TEST(KafkaConfigDefaults, KIP345RaisedTheGroupMaxSessionTimeoutIn23) {
   EXPECT_EQ(default_broker_config(VersionProfile::v2_2).group_max_session_timeout_ms, 300000);
+  EXPECT_EQ(default_broker_config(VersionProfile::v2_3).group_max_session_timeout_ms, 1800000);
   EXPECT_EQ(default_broker_config(VersionProfile::v2_8).group_max_session_timeout_ms, 1800000);
   EXPECT_EQ(default_broker_config(VersionProfile::v3_9).group_max_session_timeout_ms, 1800000);
 }
@@ -249,12 +255,39 @@ TEST(KafkaConfigDefaults, The22IsrWriteHoldsThePartitionLockOnlyIn22) {
 
 TEST(KafkaConfigDefaults, KAFKA10706TrimsTheEpochCacheFrom28) {
   EXPECT_FALSE(default_broker_config(VersionProfile::v2_2).replication_rules.no_op_truncation_trims_epochs);
+  EXPECT_FALSE(default_broker_config(VersionProfile::v2_3).replication_rules.no_op_truncation_trims_epochs);
   EXPECT_TRUE(default_broker_config(VersionProfile::v2_8).replication_rules.no_op_truncation_trims_epochs);
   EXPECT_TRUE(default_broker_config(VersionProfile::v3_9).replication_rules.no_op_truncation_trims_epochs);
 }
 
+// 2.3.0 against 2.2.2: the group.max.session.timeout.ms default (above), the
+// failover's OfflineReplica step (KAFKA-3143) and the Heartbeat's member
+// checks; every other rule as in 2.2, every other one of 2.8's later.
+TEST(KafkaConfigDefaults, TwoThreeIsTwoTwoWithItsThreeChanges) {
+  const BrokerConfig v22 = default_broker_config(VersionProfile::v2_2);
+  const BrokerConfig v23 = default_broker_config(VersionProfile::v2_3);
+  const BrokerConfig v28 = default_broker_config(VersionProfile::v2_8);
+  EXPECT_FALSE(v22.replication_rules.failover_takes_offline_replicas_out_of_isr);
+  EXPECT_TRUE(v23.replication_rules.failover_takes_offline_replicas_out_of_isr);
+  EXPECT_TRUE(v28.replication_rules.failover_takes_offline_replicas_out_of_isr);
+  EXPECT_FALSE(v22.group_rules.heartbeat_checks_member_first);
+  EXPECT_TRUE(v23.group_rules.heartbeat_checks_member_first);
+  EXPECT_FALSE(v23.group_rules.commit_checks_member_first);
+  EXPECT_TRUE(v28.group_rules.commit_checks_member_first);
+
+  ReplicationRules replication = v22.replication_rules;
+  replication.failover_takes_offline_replicas_out_of_isr = true;
+  EXPECT_EQ(v23.replication_rules, replication);
+  GroupRules groups = v22.group_rules;
+  groups.heartbeat_checks_member_first = true;
+  EXPECT_EQ(v23.group_rules, groups);
+  EXPECT_EQ(v23.startup_rules, v22.startup_rules);
+  EXPECT_EQ(v23.log, v22.log);
+  EXPECT_EQ(v23.zookeeper_session_timeout_ms, v22.zookeeper_session_timeout_ms);
+}
+
 TEST(KafkaConfigDefaults, SharedByAllProfiles) {
-  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8, VersionProfile::v3_9}) {
+  for (VersionProfile v : kVersionProfiles) {
     SCOPED_TRACE(to_string(v));
     const BrokerConfig c = default_broker_config(v);
     EXPECT_EQ(c.broker_id, -1);
@@ -305,7 +338,7 @@ TEST(KafkaConfigDefaults, SharedByAllProfiles) {
 }
 
 TEST(KafkaConfigDefaults, MinimalFileGivesTheProfileDefaults) {
-  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8, VersionProfile::v3_9}) {
+  for (VersionProfile v : kVersionProfiles) {
     SCOPED_TRACE(to_string(v));
     const BrokerConfig c = parse(kMinimal, v);
     BrokerConfig expected = default_broker_config(v);
@@ -332,7 +365,7 @@ TEST(KafkaConfigDefaults, ExplicitValuesOverrideTheProfile) {
 // --- whole files -------------------------------------------------------------------
 
 TEST(KafkaConfig, DistributionServerPropertiesParsesAsShipped) {
-  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8, VersionProfile::v3_9}) {
+  for (VersionProfile v : kVersionProfiles) {
     SCOPED_TRACE(to_string(v));
     const BrokerConfig c = parse(kDistributionServerProperties, v);
     EXPECT_EQ(c.broker_id, 0);

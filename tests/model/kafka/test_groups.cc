@@ -283,11 +283,11 @@ std::pair<std::string, std::string> two_members(Cluster& c, BrokerId coord, Memb
 
 // GroupCoordinator.handleHeartbeat in CompletingRebalance: REBALANCE_IN_PROGRESS
 // up to 2.6; from 2.7 NONE, restarting the member's session timer. Before
-// 2.3 (Heartbeat) and 2.4 (OffsetCommit) — the 2.2 profile — one is then
-// answered REBALANCE_IN_PROGRESS before its member and generation are
-// checked; from those releases they come first.
+// 2.3 (Heartbeat: the 2.2 profile) and 2.4 (OffsetCommit: the 2.2 and 2.3
+// profiles) one is then answered REBALANCE_IN_PROGRESS before its member
+// and generation are checked; from those releases they come first.
 TEST(KafkaGroups, RequestsWhileTheRebalanceCompletesAreAnsweredAsTheVersionDoes) {
-  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8, VersionProfile::v3_9}) {
+  for (VersionProfile v : kVersionProfiles) {
     SCOPED_TRACE(to_string(v));
     ClusterOptions o = options();
     o.version = v;
@@ -298,11 +298,12 @@ TEST(KafkaGroups, RequestsWhileTheRebalanceCompletesAreAnsweredAsTheVersionDoes)
     const auto j = m.call<JoinGroupResponse>(coord, join("g", "", "c1"));
     ASSERT_EQ(j.error, ErrorCode::none);
     ASSERT_EQ(coordinator(c, coord).group_state("g"), GroupState::completing_rebalance);
-    const bool old = v == VersionProfile::v2_2;
+    const bool old = v < VersionProfile::v2_8;                 // before 2.7 / 2.4
+    const bool old_heartbeat = v == VersionProfile::v2_2;     // before 2.3
     EXPECT_EQ(m.call<HeartbeatResponse>(coord, HeartbeatRequest{"g", 1, j.member_id}).error,
               old ? ErrorCode::rebalance_in_progress : ErrorCode::none);
     EXPECT_EQ(m.call<HeartbeatResponse>(coord, HeartbeatRequest{"g", 7, j.member_id}).error,
-              old ? ErrorCode::rebalance_in_progress : ErrorCode::illegal_generation);
+              old_heartbeat ? ErrorCode::rebalance_in_progress : ErrorCode::illegal_generation);
     EXPECT_EQ(m.call<HeartbeatResponse>(coord, HeartbeatRequest{"g", 1, "c1-made-up"}).error,
               ErrorCode::unknown_member_id);
     auto commit = [&](int32_t generation, const std::string& member) {
