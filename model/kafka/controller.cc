@@ -384,6 +384,9 @@ void Controller::failover(Done done) {
                                 [this, batch, done] {
                                   // PartitionStateMachine.startup: elect where
                                   // there is no live leader; create what is new.
+                                  // (initializePartitionState: a partition
+                                  // whose leader is not online is
+                                  // OfflinePartition.)
                                   std::vector<TopicPartition> offline;
                                   std::vector<TopicPartition> fresh;
                                   for (const auto& [tp, info] : partitions_) {
@@ -391,6 +394,7 @@ void Controller::failover(Done done) {
                                       fresh.push_back(tp);
                                     } else if (!alive(info.state->leader)) {
                                       offline.push_back(tp);
+                                      offline_.insert(tp);
                                     }
                                   }
                                   elect(offline, ElectionKind::offline, batch, [this, fresh, batch, done] {
@@ -466,7 +470,11 @@ void Controller::on_broker_failure(const std::vector<BrokerId>& brokers, const B
   // down could not hand over.
   std::vector<TopicPartition> led;
   for (const auto& [tp, info] : partitions_) {
-    if (info.state && !online(info.state->leader)) led.push_back(tp);
+    if (!info.state) continue;
+    if (!online(info.state->leader)) offline_.insert(tp);
+    // triggerOnlinePartitionStateChange: every partition offline, these
+    // and the ones no election could serve before.
+    if (offline_.count(tp) != 0) led.push_back(tp);
   }
   elect(led, ElectionKind::offline, batch, [this, brokers, batch, done] {
     in_sequence(
@@ -499,12 +507,13 @@ void Controller::on_broker_startup(const std::vector<BrokerId>& brokers, const B
       if (contains(info.replicas, b)) batch->leader_and_isr[b].push_back(state_of(tp));
     }
   }
-  // The new brokers may make offline or new partitions electable.
+  // The new brokers may make offline or new partitions electable; one
+  // whose stored leader is a broker that came back is elected again.
   std::vector<TopicPartition> offline, fresh;
   for (const auto& [tp, info] : partitions_) {
     if (!info.state) {
       fresh.push_back(tp);
-    } else if (!alive(info.state->leader)) {
+    } else if (!alive(info.state->leader) || offline_.count(tp) != 0) {
       offline.push_back(tp);
     }
   }
@@ -666,7 +675,9 @@ void Controller::elect(std::vector<TopicPartition> tps, ElectionKind kind, const
         // PartitionStateMachine.leaderForOffline: the replicas online are
         // the live brokers that are not shutting down
         // (ControllerContext.isReplicaOnline without includeShuttingDownBrokers).
-        if (online(cur.leader)) return std::nullopt;  // settled meanwhile
+        // Settled meanwhile — unless it is still OfflinePartition, whose
+        // leader came back: it is elected again all the same.
+        if (online(cur.leader) && offline_.count(tp) == 0) return std::nullopt;
         std::vector<BrokerId> live_isr;
         for (BrokerId r : cur.isr) {
           if (online(r)) live_isr.push_back(r);
@@ -727,7 +738,21 @@ void Controller::elect(std::vector<TopicPartition> tps, ElectionKind kind, const
     next.controller_epoch = epoch_;
     return next;
   };
-  update_states(std::move(tps), std::move(decide), batch, std::move(done));
+  // A partition whose election is written leaves OfflinePartition.
+  auto decided = std::make_shared<std::map<TopicPartition, znodes::LeaderAndIsr>>();
+  Decide record = [decide = std::move(decide), decided](const TopicPartition& tp,
+                                                        const PartitionInfo& info) {
+    std::optional<znodes::LeaderAndIsr> next = decide(tp, info);
+    if (next) (*decided)[tp] = *next;
+    return next;
+  };
+  update_states(std::move(tps), std::move(record), batch, [this, decided, done = std::move(done)] {
+    for (const auto& [tp, next] : *decided) {
+      const PartitionInfo& info = partitions_.at(tp);
+      if (info.state && *info.state == next) offline_.erase(tp);
+    }
+    done();
+  });
 }
 
 void Controller::remove_from_isr(std::vector<TopicPartition> tps, BrokerId replica,

@@ -215,6 +215,13 @@ class Controller {
   std::set<std::string> topics_;
   std::map<std::string, std::map<std::string, std::string>> topic_configs_;
   std::map<TopicPartition, PartitionInfo> partitions_;
+  // Partitions in Kafka's OfflinePartition state: their leader was found
+  // gone (at failover, or when a broker died) and no election has given them
+  // one since. They leave it only through an election, so one whose last
+  // leader comes back is elected again — the same broker, a new leader epoch
+  // (PartitionStateMachine.triggerOnlinePartitionStateChange elects every
+  // partition in OfflinePartition or NewPartition, whoever its stored leader).
+  std::set<TopicPartition> offline_;
   uint64_t partitions_version_ = 0;
   // Every access to partitions_ that may insert or write goes through here.
   PartitionInfo& change_partition(const TopicPartition& tp) {

@@ -145,6 +145,52 @@ TEST(KafkaSeed002, PartitionStateAfterTheControllerBrokerDies) {
   }
 }
 
+// Kafka's partition state machine: a partition the controller found without
+// a live leader is OfflinePartition until an election serves it, so when its
+// stored leader comes back it is elected again, the same broker with a new
+// leader epoch (triggerOnlinePartitionStateChange). On 2.2 the failover
+// leaves such a partition's stored leader as it was (no OfflineReplica step,
+// KAFKA-3143): the only record of it being offline is the state machine's.
+// Followers told of the old epoch while the leader was gone would otherwise
+// ignore the leader's return (the same epoch) and never fetch
+// (scenarios/regressions/offline_partition_leader_returns_elected_again_22.json).
+TEST(KafkaCluster, AnOfflinePartitionIsElectedAgainWhenItsLeaderReturns) {
+  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_3}) {
+    SCOPED_TRACE(to_string(v));
+    Cluster c({.zookeepers = 1, .brokers = 3, .version = v});
+    InvariantChecker check(c);
+    c.start();
+    ASSERT_TRUE(c.await_ready());
+    const BrokerId controller = *c.controller();
+    const BrokerId leader = controller == 1 ? 2 : 1;
+    const BrokerId survivor = 6 - controller - leader;
+    ASSERT_EQ(c.create_topic("t", 1, 1, {}, {{0, {leader}}}), ErrorCode::none);
+    ASSERT_EQ(c.produce({"t", 0}, {1, 2, 3}, -1)->error, ErrorCode::none);
+    // The controller and the leader die together: the next controller finds
+    // the partition with its leader gone and no one to elect.
+    c.kill_broker(controller);
+    c.kill_broker(leader);
+    ASSERT_TRUE(c.run_until([&] { return c.controller() == survivor; }, Duration::seconds(60)));
+    c.run_for(Duration::seconds(1));
+    auto s = c.state({"t", 0});
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->isr, std::vector<BrokerId>{leader});
+    const bool v22 = v == VersionProfile::v2_2;
+    EXPECT_EQ(s->leader, v22 ? leader : kNoBroker);  // 2.3: the OfflineReplica step
+    EXPECT_EQ(s->leader_epoch, LeaderEpoch{v22 ? 0 : 1});
+    c.start_broker(leader);
+    ASSERT_TRUE(c.run_until([&] { return c.state({"t", 0})->leader_epoch.value == (v22 ? 1 : 2); },
+                            Duration::seconds(60)));
+    s = c.state({"t", 0});
+    EXPECT_EQ(s->leader, leader);
+    EXPECT_EQ(s->controller_epoch, *c.controller_epoch());
+    ASSERT_TRUE(c.run_until([&] { return c.broker(leader) && c.broker(leader)->partition({"t", 0}) &&
+                                         c.broker(leader)->partition({"t", 0})->is_leader(); },
+                            Duration::seconds(10)));
+    EXPECT_EQ(c.produce({"t", 0}, {4}, -1)->error, ErrorCode::none);
+  }
+}
+
 // seeds/002: "Restarting the server does not automatically update the
 // leader immediately, but will update them after a while" — the preferred
 // replica election after leader.imbalance.check.interval.seconds. On the
