@@ -940,6 +940,17 @@ void Broker::apply_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply) {
       on_partition_progress(s.tp);
       // GroupCoordinator.onElection: load the groups of this partition.
       if (s.tp.topic == kOffsetsTopic) group_coordinator_->on_become_leader(s.tp.partition);
+    } else if (std::none_of(r.live_leaders.begin(), r.live_leaders.end(),
+                            [&s](const LiveBroker& b) { return b.id == s.leader; })) {
+      // ReplicaManager.makeFollowers changes a partition's state only when
+      // its new leader is alive in the metadata cache (which the controller
+      // fills before it sends LeaderAndIsr: the request's live leaders).
+      // Otherwise, leader -1 included, the partition keeps its state, its
+      // epoch and its fetcher; only its log is created (KAFKA-1647), as
+      // get_or_create_partition did above.
+      ctx().trace("follower_leader_unavailable", {{"partition", to_string(s.tp)},
+                                                  {"leader", s.leader},
+                                                  {"leader_epoch", s.leader_epoch.value}});
     } else {
       p.make_follower(s);
       forget_isr_proposal(p);
@@ -1086,7 +1097,7 @@ void Broker::become_follower(Partition& p, const std::vector<LiveBroker>& live_l
   const BrokerId leader = p.leader();
   const auto it = std::find_if(live_leaders.begin(), live_leaders.end(),
                                [leader](const LiveBroker& b) { return b.id == leader; });
-  if (leader == kNoBroker || it == live_leaders.end()) return;
+  SIM_ASSERT(it != live_leaders.end(), "{}: follower of {} with no live leader named", to_string(p.tp()), leader);
   if (config_.truncation == Truncation::high_watermark) {
     // Before KIP-101 a new follower cut its log at its high watermark.
     truncate_to_high_watermark(p);

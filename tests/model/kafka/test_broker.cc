@@ -1169,6 +1169,35 @@ TEST(KafkaBroker, AFencedFollowerWaitsForTheNextLeaderAndIsr) {
   EXPECT_EQ(c.log_values(2, {"t", 0}), (std::vector<uint64_t>{42}));
 }
 
+// ReplicaManager.makeFollowers changes a partition only when its new leader
+// is alive in the broker's metadata cache; otherwise (a dead leader, or -1)
+// the partition keeps its epoch and its fetcher. So the controller telling
+// the leader's return in that same epoch is heard, not ignored as stale.
+TEST(KafkaBroker, AFollowerToldOfALeaderNotAliveKeepsItsState) {
+  FollowerOfBroker1 f;
+  Cluster& c = f.c;
+  LeaderAndIsrRequest dead_leader = f.in_epoch(3);
+  dead_leader.live_leaders.clear();
+  ASSERT_EQ(std::get<LeaderAndIsrResponse>(*c.request(2, dead_leader)).error, ErrorCode::none);
+  LeaderAndIsrRequest no_leader = f.in_epoch(3);
+  no_leader.partitions[0].leader = kNoBroker;
+  no_leader.live_leaders.clear();
+  ASSERT_EQ(std::get<LeaderAndIsrResponse>(*c.request(2, no_leader)).error, ErrorCode::none);
+  EXPECT_EQ(count_kind(c, "follower_leader_unavailable"), 2u);
+  EXPECT_EQ(c.broker(2)->partition({"t", 0})->leader_epoch(), LeaderEpoch{0});
+  EXPECT_EQ(c.broker(2)->partition({"t", 0})->leader(), 1);
+  // Still fetching from broker 1 in epoch 0: acks=all completes.
+  ASSERT_EQ(c.produce({"t", 0}, {1}, -1)->error, ErrorCode::none);
+  // Epoch 3 with its leader alive is taken.
+  ASSERT_EQ(std::get<LeaderAndIsrResponse>(*c.request(1, f.in_epoch(3))).error, ErrorCode::none);
+  const auto r = std::get<LeaderAndIsrResponse>(*c.request(2, f.in_epoch(3)));
+  ASSERT_EQ(r.partitions.size(), 1u);
+  EXPECT_EQ(r.partitions[0].second, ErrorCode::none);
+  EXPECT_EQ(c.broker(2)->partition({"t", 0})->leader_epoch(), LeaderEpoch{3});
+  ASSERT_EQ(c.produce({"t", 0}, {2}, -1)->error, ErrorCode::none);
+  EXPECT_EQ(c.log_values(2, {"t", 0}), (std::vector<uint64_t>{1, 2}));
+}
+
 // An answer to a request asked in an epoch the partition has left since is
 // dropped (truncateToEpochEndOffsets and processFetchRequest check the fetch
 // state): a FENCED answer to the follower's old epoch must not take the
