@@ -164,7 +164,7 @@ struct GroupRules {
   // a rebalance a member is admitted while fewer than group.max.size members
   // have (re)joined, so a member that rejoins after the places are taken is
   // turned away and removed; otherwise a new member is admitted while the
-  // group has fewer members. Before (2.2, KIP-389) a new member is turned
+  // group has fewer members. Before (2.2 and 2.3, KIP-389) a new member is turned
   // away once the group has group.max.size members, and a member of a group
   // over the limit (after a coordinator move to a broker with a smaller
   // group.max.size) that has not rejoined yet is turned away and removed.
@@ -172,7 +172,7 @@ struct GroupRules {
   // From Kafka 2.7 a heartbeat while the group completes its rebalance
   // (after JoinGroup, before the assignment is stored) is answered NONE and
   // restarts the member's session timer, as newer clients heartbeat while
-  // they wait for SyncGroup; before (2.2) it is answered
+  // they wait for SyncGroup; before (2.2, 2.3) it is answered
   // REBALANCE_IN_PROGRESS (GroupCoordinator.handleHeartbeat).
   bool heartbeat_while_completing = true;
   // From Kafka 2.3 a Heartbeat is checked for its member and generation
@@ -189,7 +189,7 @@ struct GroupRules {
   // From Kafka 3.0 a member turned away by group.max.size also loses a
   // pending member id (GroupMetadata.remove drops it from pendingMembers),
   // so a rebalance that waited only for that id completes at once; before
-  // (2.2, 2.8 profiles) the id stays pending until it expires.
+  // (2.2, 2.3, 2.8 profiles) the id stays pending until it expires.
   bool turned_away_drops_pending = true;
   friend bool operator==(const GroupRules&, const GroupRules&) = default;
 };

@@ -437,18 +437,21 @@ void Controller::on_broker_change(Done done) {
     env_.ctx->trace("controller_broker_change", {{"new", join_ids(added)},
                                                  {"dead", join_ids(dead)},
                                                  {"bounced", join_ids(bounced)}});
+    // KafkaController.processBrokerChange, in its order: the new brokers
+    // join first (so an election for a dead leader can pick one of them),
+    // then each bounced broker fails and starts again, then the dead ones
+    // fail.
     auto batch = std::make_shared<Batch>();
-    std::vector<BrokerId> failed = dead;
-    failed.insert(failed.end(), bounced.begin(), bounced.end());
-    std::sort(failed.begin(), failed.end());
-    std::vector<BrokerId> started = added;
-    started.insert(started.end(), bounced.begin(), bounced.end());
-    std::sort(started.begin(), started.end());
-    on_broker_failure(failed, batch, [this, current, started, batch, done] {
-      for (BrokerId id : started) live_[id] = current.at(id);
-      on_broker_startup(started, batch, [this, batch, done] {
-        send(*batch);
-        done();
+    for (BrokerId id : added) live_[id] = current.at(id);
+    on_broker_startup(added, batch, [this, current, bounced, dead, batch, done] {
+      on_broker_failure(bounced, batch, [this, current, bounced, dead, batch, done] {
+        for (BrokerId id : bounced) live_[id] = current.at(id);
+        on_broker_startup(bounced, batch, [this, dead, batch, done] {
+          on_broker_failure(dead, batch, [this, batch, done] {
+            send(*batch);
+            done();
+          });
+        });
       });
     });
   });

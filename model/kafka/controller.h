@@ -20,9 +20,10 @@
 //                        failing that, if unclean election is enabled for the
 //                        topic, the first online replica (new ISR: just it);
 //                        otherwise none: the partition stays offline (leader
-//                        -1). A broker failure elects every partition whose
-//                        leader is not online, one led by a broker still
-//                        shutting down included;
+//                        -1). A partition whose leader is not online (one led
+//                        by a broker still shutting down included) is marked
+//                        offline, and a broker failure or startup elects every
+//                        partition marked offline, until one election serves it;
 //   controlled shutdown: the first live ISR member not shutting down; the new
 //                        ISR drops the brokers shutting down;
 //   preferred:           the first replica in assignment order, if live and

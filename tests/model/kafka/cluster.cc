@@ -300,6 +300,15 @@ void cut(Cluster& c, BrokerId a, BrokerId b) {
   c.world().network().block(c.broker_host(b), c.broker_host(a));
 }
 
+size_t count_kind(const Cluster& c, const std::string& kind) {
+  const std::string needle = "\"kind\":\"" + kind + "\"";
+  size_t n = 0;
+  for (const std::string& line : const_cast<Cluster&>(c).world().trace().lines()) {
+    n += line.find(needle) != std::string::npos ? 1 : 0;
+  }
+  return n;
+}
+
 BrokerId non_controller(Cluster& c) {
   const BrokerId ctl = *c.controller();
   for (BrokerId b : c.broker_ids()) {

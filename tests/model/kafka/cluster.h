@@ -186,5 +186,7 @@ void cut(Cluster& c, BrokerId a, BrokerId b);
 BrokerId non_controller(Cluster& c);
 // A replica list with `leader` first (the preferred leader), then the others.
 std::vector<BrokerId> leader_first(Cluster& c, BrokerId leader);
+// How many trace lines of this kind were kept (trace().keep_lines(true)).
+size_t count_kind(const Cluster& c, const std::string& kind);
 
 }  // namespace kafka::testing

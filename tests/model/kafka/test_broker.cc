@@ -18,15 +18,6 @@ namespace {
 
 using sim::Duration;
 
-size_t count_kind(const Cluster& c, const std::string& kind) {
-  const std::string needle = "\"kind\":\"" + kind + "\"";
-  size_t n = 0;
-  for (const std::string& line : const_cast<Cluster&>(c).world().trace().lines()) {
-    n += line.find(needle) != std::string::npos ? 1 : 0;
-  }
-  return n;
-}
-
 TEST(KafkaBroker, ControlledShutdownMovesLeadershipBeforeTheBrokerLeaves) {
   Cluster c({.brokers = 3});
   c.world().trace().keep_lines(true);

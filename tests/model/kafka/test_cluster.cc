@@ -1,6 +1,7 @@
 // Scenario tests of brokers and the controller: the seeds' experiments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "kafka/cluster.h"
@@ -188,6 +189,52 @@ TEST(KafkaCluster, AnOfflinePartitionIsElectedAgainWhenItsLeaderReturns) {
                                          c.broker(leader)->partition({"t", 0})->is_leader(); },
                             Duration::seconds(10)));
     EXPECT_EQ(c.produce({"t", 0}, {4}, -1)->error, ErrorCode::none);
+  }
+}
+
+// KafkaController.processBrokerChange takes one look at /brokers/ids and
+// handles what changed in this order: new brokers start, bounced brokers
+// fail and start again, dead brokers fail. Here the controller, paused, looks
+// once after N restarted (bounced) and then D, t-0's leader, stopped: N
+// leaves the ISR first (its replica went offline), so when D fails nobody in
+// the ISR is left and t-0 goes offline with ISR [D]. Failing D and N
+// together, then starting N, would elect N from ISR [N] — a leader Kafka
+// would not pick.
+TEST(KafkaCluster, ABrokerChangeHandlesBouncedBrokersBeforeDeadOnes) {
+  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v3_9}) {
+    SCOPED_TRACE(to_string(v));
+    Cluster c({.zookeepers = 1, .brokers = 3, .version = v,
+               .broker_properties = {{"controlled.shutdown.enable", "false"}}});
+    InvariantChecker check(c);
+    c.world().trace().keep_lines(true);
+    c.start();
+    ASSERT_TRUE(c.await_ready());
+    const BrokerId controller = *c.controller();
+    const std::vector<BrokerId> others = c.broker_ids_except(controller);
+    const BrokerId d = others[0], n = others[1];
+    ASSERT_EQ(c.create_topic("t", 1, 2, {}, {{0, {d, n}}}), ErrorCode::none);
+    ASSERT_EQ(c.produce({"t", 0}, {1, 2, 3}, -1)->error, ErrorCode::none);
+    ASSERT_EQ(c.state({"t", 0})->isr, (std::vector<BrokerId>{d, n}));
+    const LeaderEpoch before = c.state({"t", 0})->leader_epoch;
+    c.pause_broker(controller);
+    c.stop_broker(n);
+    c.run_for(Duration::millis(500));
+    const auto registered = [&](BrokerId b) {
+      const std::vector<std::string> ids = c.zk_children("/brokers/ids");
+      return std::find(ids.begin(), ids.end(), std::to_string(b)) != ids.end();
+    };
+    c.start_broker(n);
+    ASSERT_TRUE(c.run_until([&] { return registered(n); }, Duration::seconds(2)));
+    c.stop_broker(d);
+    ASSERT_TRUE(c.run_until([&] { return !registered(d); }, Duration::seconds(2)));
+    c.resume_broker(controller);
+    c.run_for(Duration::seconds(3));
+    ASSERT_EQ(*c.controller(), controller) << "the controller kept its session";
+    EXPECT_EQ(count_kind(c, "controller_broker_change"), 1u) << "one look";
+    const auto s = c.state({"t", 0});
+    EXPECT_EQ(s->leader, kNoBroker);
+    EXPECT_EQ(s->isr, std::vector<BrokerId>{d});
+    EXPECT_EQ(s->leader_epoch, LeaderEpoch{before.value + 2});  // N out of the ISR, then D's leadership
   }
 }
 
