@@ -1419,7 +1419,8 @@ void Broker::on_alter_isr_response(const AlterIsrResponse& r, const AlterIsrItem
     // callback's finally: unsentIsrUpdates.remove(topicPartition), 2.8.2
     // and 3.9) — even one a LeaderAndIsr replaced meanwhile with a newer
     // proposal, which then is never sent and stays pending until the next
-    // LeaderAndIsr, as in Kafka.
+    // LeaderAndIsr, as in Kafka 2.8 (KAFKA-12686, fixed in 3.0 where the
+    // item is not replaced meanwhile: submit_alter_isr).
     alter_isr_unsent_.erase(item.change.tp);
     apply_alter_isr(item, *answer);
   }
