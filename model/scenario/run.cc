@@ -182,6 +182,19 @@ Scenario with_overrides(const Scenario& s, const std::map<std::string, std::stri
                         const std::string& source) {
   nlohmann::json doc = s.source;
   for (const auto& [raw_key, value] : overrides) {
+    if (raw_key == "version") {
+      // The scenario's version profile: its defaults and mechanisms, under
+      // whatever the scenario sets itself.
+      nlohmann::json attempt = doc;
+      attempt["version"] = value;
+      try {
+        (void)parse_scenario(s.file, attempt.dump());
+      } catch (const InputError& e) {
+        throw InputError(source, raw_key, fmt::format("{}={}: {}", raw_key, value, e.what()));
+      }
+      doc = std::move(attempt);
+      continue;
+    }
     std::string key = raw_key;
     std::vector<std::vector<std::string>> places;
     auto strip = [&](const char* prefix) {

@@ -120,6 +120,7 @@ int cmd_fuzz(const std::vector<std::string>& args) {
       if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size()) {
         a.fail(fmt::format("--set: expected KEY=VALUE, got '{}'", kv));
       }
+      if (kv.substr(0, eq) == "version") a.fail("--set: the version profile is --version, not --set version=");
       fuzz::pin(space, kv.substr(0, eq), kv.substr(eq + 1));
     }
     if (auto f = a.value("faults")) {

@@ -292,6 +292,16 @@ TEST(ScenarioRun, OverridesGoWhereTheirKeyBelongs) {
   EXPECT_NE(error_of({{"akcs", "all"}}).find("did you mean 'acks'"), std::string::npos) << error_of({{"akcs", "all"}});
   EXPECT_NE(error_of({{"min.insync.replicas", "zero"}}).find("min.insync.replicas=zero"), std::string::npos)
       << error_of({{"min.insync.replicas", "zero"}});
+  // `version` is the scenario's version profile.
+  const Scenario v22 = with_overrides(s, {{"version", "2.2"}});
+  EXPECT_EQ(v22.version, kafka::VersionProfile::v2_2);
+  for (const BrokerSpec& b : v22.brokers) {
+    EXPECT_EQ(b.config.version, kafka::VersionProfile::v2_2);
+    EXPECT_EQ(b.config.zookeeper_session_timeout_ms, 6000);
+  }
+  EXPECT_NE(v22.hash, s.hash);
+  EXPECT_EQ(error_of({{"version", "2.4"}}),
+            "--grid: at version: version=2.4: small.json: at $.version: expected one of 2.2, 2.3, 2.8, 3.9, got '2.4'");
 }
 
 // `start` of a running process that is not stopping does nothing (as
