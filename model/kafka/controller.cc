@@ -440,15 +440,26 @@ void Controller::on_broker_change(Done done) {
     // KafkaController.processBrokerChange, in its order: the new brokers
     // join first (so an election for a dead leader can pick one of them),
     // then each bounced broker fails and starts again, then the dead ones
-    // fail.
-    auto batch = std::make_shared<Batch>();
+    // fail. Each step sends its requests as it ends, as Kafka's do, so a
+    // broker told by one step to follow a leader hears the next step's
+    // change of it. The dead brokers' channels go first
+    // (controllerChannelManager.removeBroker): nothing is sent to them.
+    departed_ = std::set<BrokerId>(dead.begin(), dead.end());
+    const auto step = [this](void (Controller::*handle)(const std::vector<BrokerId>&, const BatchPtr&, Done),
+                             const std::vector<BrokerId>& brokers, Done next) {
+      auto batch = std::make_shared<Batch>();
+      (this->*handle)(brokers, batch, [this, batch, next = std::move(next)] {
+        send(*batch);
+        next();
+      });
+    };
     for (BrokerId id : added) live_[id] = current.at(id);
-    on_broker_startup(added, batch, [this, current, bounced, dead, batch, done] {
-      on_broker_failure(bounced, batch, [this, current, bounced, dead, batch, done] {
+    step(&Controller::on_broker_startup, added, [this, step, current, bounced, dead, done] {
+      step(&Controller::on_broker_failure, bounced, [this, step, current, bounced, dead, done] {
         for (BrokerId id : bounced) live_[id] = current.at(id);
-        on_broker_startup(bounced, batch, [this, dead, batch, done] {
-          on_broker_failure(dead, batch, [this, batch, done] {
-            send(*batch);
+        step(&Controller::on_broker_startup, bounced, [this, step, dead, done] {
+          step(&Controller::on_broker_failure, dead, [this, done] {
+            departed_.clear();
             done();
           });
         });
@@ -911,7 +922,7 @@ void Controller::send(const Batch& batch) {
 
 void Controller::send_request(BrokerId to, Request request) {
   auto it = live_.find(to);
-  if (it == live_.end() || !active_) return;
+  if (it == live_.end() || !active_ || departed_.count(to) != 0) return;
   const Endpoint& ep = it->second.first;
   auto copy = std::make_shared<Request>(request);
   channel_.send(to, NodeAddress{ep.host, ep.port}, std::move(request),

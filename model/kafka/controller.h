@@ -223,6 +223,9 @@ class Controller {
   // (PartitionStateMachine.triggerOnlinePartitionStateChange elects every
   // partition in OfflinePartition or NewPartition, whoever its stored leader).
   std::set<TopicPartition> offline_;
+  // The brokers one look at /brokers/ids found gone, while that look is
+  // handled: Kafka removes their channels first, so no step sends to them.
+  std::set<BrokerId> departed_;
   uint64_t partitions_version_ = 0;
   // Every access to partitions_ that may insert or write goes through here.
   PartitionInfo& change_partition(const TopicPartition& tp) {

@@ -309,6 +309,11 @@ size_t count_kind(const Cluster& c, const std::string& kind) {
   return n;
 }
 
+bool registered(Cluster& c, BrokerId b) {
+  const std::vector<std::string> ids = c.zk_children("/brokers/ids");
+  return std::find(ids.begin(), ids.end(), std::to_string(b)) != ids.end();
+}
+
 BrokerId non_controller(Cluster& c) {
   const BrokerId ctl = *c.controller();
   for (BrokerId b : c.broker_ids()) {

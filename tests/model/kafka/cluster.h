@@ -188,5 +188,7 @@ BrokerId non_controller(Cluster& c);
 std::vector<BrokerId> leader_first(Cluster& c, BrokerId leader);
 // How many trace lines of this kind were kept (trace().keep_lines(true)).
 size_t count_kind(const Cluster& c, const std::string& kind);
+// Whether /brokers/ids/<b> exists.
+bool registered(Cluster& c, BrokerId b);
 
 }  // namespace kafka::testing

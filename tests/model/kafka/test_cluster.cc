@@ -219,14 +219,10 @@ TEST(KafkaCluster, ABrokerChangeHandlesBouncedBrokersBeforeDeadOnes) {
     c.pause_broker(controller);
     c.stop_broker(n);
     c.run_for(Duration::millis(500));
-    const auto registered = [&](BrokerId b) {
-      const std::vector<std::string> ids = c.zk_children("/brokers/ids");
-      return std::find(ids.begin(), ids.end(), std::to_string(b)) != ids.end();
-    };
     c.start_broker(n);
-    ASSERT_TRUE(c.run_until([&] { return registered(n); }, Duration::seconds(2)));
+    ASSERT_TRUE(c.run_until([&] { return registered(c, n); }, Duration::seconds(2)));
     c.stop_broker(d);
-    ASSERT_TRUE(c.run_until([&] { return !registered(d); }, Duration::seconds(2)));
+    ASSERT_TRUE(c.run_until([&] { return !registered(c, d); }, Duration::seconds(2)));
     c.resume_broker(controller);
     c.run_for(Duration::seconds(3));
     ASSERT_EQ(*c.controller(), controller) << "the controller kept its session";
@@ -235,6 +231,51 @@ TEST(KafkaCluster, ABrokerChangeHandlesBouncedBrokersBeforeDeadOnes) {
     EXPECT_EQ(s->leader, kNoBroker);
     EXPECT_EQ(s->isr, std::vector<BrokerId>{d});
     EXPECT_EQ(s->leader_epoch, LeaderEpoch{before.value + 2});  // N out of the ISR, then D's leadership
+  }
+}
+
+// Each step of a look sends its requests as it ends. Broker x, leader of
+// t-0, is cut off from ZooKeeper until its session expires; the controller
+// moves t-0 to d, which x, still serving, never hears. Then, in one look, x
+// is back (new) and d gone: the startup step tells x to follow d (epoch 1),
+// and the failure step's state (no leader, epoch 2) names no live leader, so
+// x keeps epoch 1 as d's follower. Sent as one batch, only the last state
+// would reach x, which would skip it and go on leading in epoch 0.
+TEST(KafkaCluster, EachStepOfABrokerChangeSendsItsOwnRequests) {
+  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v3_9}) {
+    SCOPED_TRACE(to_string(v));
+    Cluster c({.zookeepers = 1, .brokers = 3, .version = v,
+               .broker_properties = {{"controlled.shutdown.enable", "false"}}});
+    InvariantChecker check(c);
+    c.start();
+    ASSERT_TRUE(c.await_ready());
+    const BrokerId controller = *c.controller();
+    const std::vector<BrokerId> others = c.broker_ids_except(controller);
+    const BrokerId x = others[0], d = others[1];
+    const TopicPartition tp{"t", 0};
+    ASSERT_EQ(c.create_topic("t", 1, 2, {}, {{0, {x, d}}}), ErrorCode::none);
+    ASSERT_EQ(c.produce(tp, {1, 2, 3}, -1)->error, ErrorCode::none);
+    const sim::HostId zk = c.world().host_of(c.zk_process(1));
+    c.world().network().block(c.broker_host(x), zk);
+    c.world().network().block(zk, c.broker_host(x));
+    ASSERT_TRUE(c.run_until([&] { return c.state(tp)->leader == d; }, Duration::seconds(60)));
+    ASSERT_TRUE(c.broker(x)->partition(tp)->is_leader()) << "x has not heard";
+    c.pause_broker(controller);
+    c.world().network().heal();
+    ASSERT_TRUE(c.run_until([&] { return registered(c, x); }, Duration::seconds(30)));
+    c.stop_broker(d);
+    ASSERT_TRUE(c.run_until([&] { return !registered(c, d); }, Duration::seconds(2)));
+    c.resume_broker(controller);
+    c.run_for(Duration::seconds(3));
+    ASSERT_EQ(*c.controller(), controller);
+    const auto s = c.state(tp);
+    EXPECT_EQ(s->leader, kNoBroker);
+    EXPECT_EQ(s->isr, std::vector<BrokerId>{d});
+    EXPECT_EQ(s->leader_epoch, LeaderEpoch{2});
+    const Partition* at_x = c.broker(x)->partition(tp);
+    EXPECT_FALSE(at_x->is_leader());
+    EXPECT_EQ(at_x->leader(), d);
+    EXPECT_EQ(at_x->leader_epoch(), LeaderEpoch{1});
   }
 }
 
