@@ -943,8 +943,10 @@ void Broker::apply_leader_and_isr(const LeaderAndIsrRequest& r, Reply reply) {
     } else if (std::none_of(r.live_leaders.begin(), r.live_leaders.end(),
                             [&s](const LiveBroker& b) { return b.id == s.leader; })) {
       // ReplicaManager.makeFollowers changes a partition's state only when
-      // its new leader is alive in the metadata cache (which the controller
-      // fills before it sends LeaderAndIsr: the request's live leaders).
+      // its new leader is alive in the metadata cache; the model asks the
+      // live leaders the request names (the controller names as leader only
+      // brokers it holds live, and tells every broker of those as they join
+      // or as it takes over).
       // Otherwise, leader -1 included, the partition keeps its state, its
       // epoch and its fetcher; only its log is created (KAFKA-1647), as
       // get_or_create_partition did above.
