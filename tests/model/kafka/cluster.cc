@@ -309,6 +309,12 @@ size_t count_kind(const Cluster& c, const std::string& kind) {
   return n;
 }
 
+void cut_from_zookeeper(Cluster& c, BrokerId b) {
+  const sim::HostId zk = c.world().host_of(c.zk_process(1));
+  c.world().network().block(c.broker_host(b), zk);
+  c.world().network().block(zk, c.broker_host(b));
+}
+
 bool registered(Cluster& c, BrokerId b) {
   const std::vector<std::string> ids = c.zk_children("/brokers/ids");
   return std::find(ids.begin(), ids.end(), std::to_string(b)) != ids.end();

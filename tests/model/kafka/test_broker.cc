@@ -484,9 +484,7 @@ TEST(KafkaBroker, AControllerThatResignsAnswersTheControlledShutdownItWasHandlin
   const auto started = start_three_replicas(c);
   ASSERT_TRUE(started);
   const auto [ctl, leader, follower, tp] = *started;
-  const sim::HostId zk = c.world().host_of(c.zk_process(1));
-  c.world().network().block(c.broker_host(ctl), zk);
-  c.world().network().block(zk, c.broker_host(ctl));
+  cut_from_zookeeper(c, ctl);
   const sim::Time stop = c.world().now();
   c.stop_broker(leader, Duration::seconds(120));
   // Past the session timeout (18 s on 2.8), short of the 30 s request timeout.
@@ -522,9 +520,7 @@ TEST(KafkaBroker, ControlledShutdownLooksUpTheControllerInZooKeeperBefore3x) {
     const auto started = start_three_replicas(c);
     ASSERT_TRUE(started);
     const BrokerId leader = started->leader;
-    const sim::HostId zk = c.world().host_of(c.zk_process(1));
-    c.world().network().block(c.broker_host(leader), zk);
-    c.world().network().block(zk, c.broker_host(leader));
+    cut_from_zookeeper(c, leader);
     c.stop_broker(leader, Duration::seconds(120));
     c.run_for(Duration::seconds(10));  // short of the session timeout (18 s)
     EXPECT_EQ(count_kind(c, "controlled_shutdown_succeeded"), reads_zookeeper ? 0u : 1u);
@@ -556,9 +552,7 @@ TEST(KafkaBroker, AnAlterIsrTheControllerWasWritingWhenItsSessionExpiredIsAnswer
   const Partition* p = c.broker(leader)->partition(tp);
   // The follower lags from now; the shrink comes after replica.lag.time.max.ms (30 s).
   c.run_for(Duration::seconds(25));
-  const sim::HostId zk = c.world().host_of(c.zk_process(1));
-  c.world().network().block(c.broker_host(ctl), zk);
-  c.world().network().block(zk, c.broker_host(ctl));
+  cut_from_zookeeper(c, ctl);
   ASSERT_TRUE(c.run_until([&] { return p->isr_write_in_flight; }, Duration::seconds(30)));
   const sim::Time proposed = c.world().now();
   // Past the session timeout (18 s), short of the request's 30 s.
@@ -616,9 +610,7 @@ TEST(KafkaBroker, AControllerWhoseSessionExpiresDuringItsOwnControlledShutdownSh
   const auto started = start_three_replicas(c);
   ASSERT_TRUE(started);
   const BrokerId ctl = started->ctl;
-  const sim::HostId zk = c.world().host_of(c.zk_process(1));
-  c.world().network().block(c.broker_host(ctl), zk);
-  c.world().network().block(zk, c.broker_host(ctl));
+  cut_from_zookeeper(c, ctl);
   c.stop_broker(ctl, Duration::seconds(120));
   c.run_for(Duration::seconds(22));  // past the session timeout (18 s)
   EXPECT_NE(c.broker(ctl), nullptr);

@@ -255,9 +255,7 @@ TEST(KafkaCluster, EachStepOfABrokerChangeSendsItsOwnRequests) {
     const TopicPartition tp{"t", 0};
     ASSERT_EQ(c.create_topic("t", 1, 2, {}, {{0, {x, d}}}), ErrorCode::none);
     ASSERT_EQ(c.produce(tp, {1, 2, 3}, -1)->error, ErrorCode::none);
-    const sim::HostId zk = c.world().host_of(c.zk_process(1));
-    c.world().network().block(c.broker_host(x), zk);
-    c.world().network().block(zk, c.broker_host(x));
+    cut_from_zookeeper(c, x);
     ASSERT_TRUE(c.run_until([&] { return c.state(tp)->leader == d; }, Duration::seconds(60)));
     ASSERT_TRUE(c.broker(x)->partition(tp)->is_leader()) << "x has not heard";
     c.pause_broker(controller);
