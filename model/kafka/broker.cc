@@ -1316,12 +1316,12 @@ void Broker::forget_isr_proposal(Partition& p) {
   // Partition.makeLeader / makeFollower: the controller's state replaces a
   // pending change (isrState = CommittedIsr); an answer still on its way is
   // ignored. 2.8.2 also drops the change from the manager's map
-  // (alterIsrManager.clearPending); 3.9 has no such call, and the old item
-  // stays there until answered.
+  // (alterIsrManager.clearPending); from 3.0 there is no such call, and the
+  // old item stays there until answered (alter_isr_keeps_sent_change).
   if (!config_.replication_rules.isr_changes_through_controller) return;
   p.isr_write_in_flight = false;
   p.isr_proposal = 0;
-  if (!config_.replication_rules.alter_partition_checks) alter_isr_unsent_.erase(p.tp());
+  if (!config_.replication_rules.alter_isr_keeps_sent_change) alter_isr_unsent_.erase(p.tp());
 }
 
 void Broker::submit_alter_isr(Partition& p, std::vector<BrokerId> isr, const char* why) {
@@ -1329,11 +1329,12 @@ void Broker::submit_alter_isr(Partition& p, std::vector<BrokerId> isr, const cha
   // it is, the high watermark counts the maximal ISR (set_pending_isr adds
   // a member being added; a shrink keeps the current ISR until committed).
   if (alter_isr_unsent_.count(p.tp()) != 0) {
-    // 3.9: the manager refuses a second item for a partition
-    // (AlterPartitionManager.submit: OperationNotAttemptedException), and
-    // the partition falls back to its committed state at once
-    // (handleAlterPartitionError); a later check proposes again. (2.8.2
-    // cleared the old item on LeaderAndIsr, so it never gets here.)
+    // From 3.0 the manager refuses a second item for a partition
+    // (DefaultAlterIsrManager / AlterPartitionManager.submit:
+    // OperationNotAttemptedException), and the partition falls back to its
+    // committed state at once (handleAlterIsrError / handleAlterPartitionError);
+    // a later check proposes again. (2.8.2 cleared the old item on
+    // LeaderAndIsr, so it never gets here.)
     ctx().trace("isr_update_failed", {{"partition", to_string(p.tp())}, {"error", "OPERATION_NOT_ATTEMPTED"}});
     return;
   }
@@ -1439,7 +1440,7 @@ void Broker::apply_alter_isr(const AlterIsrItem& item, const AlterIsrPartitionRe
     ctx().trace("isr_update_failed", {{"partition", partition}, {"error", to_string(r.error)}});
     switch (r.error) {
       case ErrorCode::ineligible_replica:
-        // 3.x: the controller says it applied nothing; back to the last
+        // 3.3 on: the controller says it applied nothing; back to the last
         // committed ISR, free to propose again.
         p->isr_write_in_flight = false;
         p->clear_pending_isr();
@@ -1449,18 +1450,25 @@ void Broker::apply_alter_isr(const AlterIsrItem& item, const AlterIsrPartitionRe
       case ErrorCode::invalid_update_version:
         // Given up: the change stays pending until the next LeaderAndIsr.
         return;
-      default: {
-        // Anything else is tried again, as the same change, in 3.9. In
-        // 2.8.2 the retry is made from inside the answer's callback while
-        // the item is still in the manager's map, which refuses it
-        // (IllegalStateException): the change stays pending until the next
-        // LeaderAndIsr.
-        if (!config_.replication_rules.alter_partition_checks) return;
-        AlterIsrItem again = item;
-        alter_isr_unsent_.insert_or_assign(item.change.tp, std::move(again));
-        maybe_send_alter_isr();
+      default:
+        // Anything else is tried again as the same change, which only 3.3
+        // on manages to send (ReplicationRules::alter_isr_retry).
+        switch (config_.replication_rules.alter_isr_retry) {
+          case AlterIsrRetry::stays_pending:
+            return;
+          case AlterIsrRetry::falls_back:
+            ctx().trace("isr_update_failed", {{"partition", partition}, {"error", "OPERATION_NOT_ATTEMPTED"}});
+            p->isr_write_in_flight = false;
+            p->clear_pending_isr();
+            return;
+          case AlterIsrRetry::sent_again: {
+            AlterIsrItem again = item;
+            alter_isr_unsent_.insert_or_assign(item.change.tp, std::move(again));
+            maybe_send_alter_isr();
+            return;
+          }
+        }
         return;
-      }
     }
   }
   // An answer for another leader epoch, or older than what this replica
@@ -1476,7 +1484,7 @@ void Broker::apply_alter_isr(const AlterIsrItem& item, const AlterIsrPartitionRe
                                                {"from", item.old_isr},
                                                {"to", join_ids(r.isr)},
                                                {"leader_epoch", r.leader_epoch.value}});
-  if (config_.replication_rules.alter_partition_checks) {
+  if (config_.replication_rules.isr_commit_moves_high_watermark) {
     p->maybe_increment_high_watermark(ctx().now().us() / 1000);
   }
   on_partition_progress(item.change.tp);

@@ -3,19 +3,20 @@
 // Kafka only logs "was supplied but isn't a known config".
 //
 // Sources: KafkaConfig.scala (Defaults, configDef, validateValues) and
-// LogConfig of the 2.2, 2.3, 2.8 and 3.9 branches of apache/kafka, and the
+// LogConfig of the 2.2, 2.3, 2.8, 3.1 and 3.9 branches of apache/kafka, and the
 // broker and topic configuration references of those releases
-// (kafka.apache.org/<22|23|28|39>/documentation/#brokerconfigs, #topicconfigs).
+// (kafka.apache.org/<22|23|28|31|39>/documentation/#brokerconfigs, #topicconfigs).
 //
 // Defaults that differ between the profiles, for the keys of BrokerConfig:
 //
-//   key                            2.2      2.3      2.8      3.9      why
-//   zookeeper.session.timeout.ms   6000     6000     18000    18000    KIP-537 (2.5)
-//   replica.lag.time.max.ms        10000    10000    30000    30000    KIP-537 (2.5)
-//   group.max.session.timeout.ms   300000   1800000  1800000  1800000  KIP-345 (2.3, KAFKA-7862)
-//   message.max.bytes              1000012  1000012  1048588  1048588  KAFKA-4203 (2.5)
+//   key                            2.2      2.3      2.8/3.1/3.9  why
+//   zookeeper.session.timeout.ms   6000     6000     18000        KIP-537 (2.5)
+//   replica.lag.time.max.ms        10000    10000    30000        KIP-537 (2.5)
+//   group.max.session.timeout.ms   300000   1800000  1800000      KIP-345 (2.3, KAFKA-7862)
+//   message.max.bytes              1000012  1000012  1048588      KAFKA-4203 (2.5)
 //
-// Every other default is the same in all four releases: among them
+// Every other default is the same in all five releases (3.1.0's checked
+// against 3.9 field by field): among them
 // offsets.retention.minutes 10080 (KIP-186, since 2.0), unclean.leader.election
 // .enable false (KIP-106, since 0.11), group.initial.rebalance.delay.ms 3000
 // (KIP-134, since 0.11), log.segment.bytes 1 GiB, log.roll.hours and
@@ -401,7 +402,7 @@ const std::vector<std::string>& legacy_listener_keys() {
 std::vector<std::string> known_broker_keys(VersionProfile version) {
   std::vector<std::string> keys = broker_keys_with_effect();
   keys.insert(keys.end(), kBrokerKeysWithoutEffect.begin(), kBrokerKeysWithoutEffect.end());
-  if (version != VersionProfile::v3_9) {
+  if (version < VersionProfile::v3_1) {  // removed in 3.0 (KAFKA-12945)
     keys.insert(keys.end(), legacy_listener_keys().begin(), legacy_listener_keys().end());
   }
   return keys;
@@ -426,7 +427,7 @@ void reject_not_modelled(const Properties& props, VersionProfile version) {
     if (starts_with(key, "ssl.") || starts_with(key, "sasl.")) {
       throw props.error(key, "SSL and SASL are not modelled; only PLAINTEXT listeners are");
     }
-    if (version == VersionProfile::v3_9) {
+    if (version >= VersionProfile::v3_1) {
       const auto& legacy = legacy_listener_keys();
       if (std::find(legacy.begin(), legacy.end(), key) != legacy.end()) {
         throw props.error(key, fmt::format("removed in Kafka 3.0 (KAFKA-12945); use {}",
@@ -558,7 +559,7 @@ std::string names_of(const std::vector<Listener>& listeners) {
 
 void parse_all_listeners(const Properties& props, BrokerConfig& c) {
   const std::map<std::string, std::string> protocols = parse_protocol_map(props);
-  const bool legacy = c.version != VersionProfile::v3_9;
+  const bool legacy = c.version < VersionProfile::v3_1;
 
   // listeners; before 3.0, PLAINTEXT://host.name:port when absent.
   const std::string legacy_host = props.get_string("host.name", "");
@@ -706,6 +707,7 @@ const char* to_string(VersionProfile v) {
     case VersionProfile::v2_2: return "2.2";
     case VersionProfile::v2_3: return "2.3";
     case VersionProfile::v2_8: return "2.8";
+    case VersionProfile::v3_1: return "3.1";
     case VersionProfile::v3_9: return "3.9";
   }
   return "?";
@@ -731,7 +733,7 @@ VersionProfile parse_version_profile(const std::string& s, const std::string& so
     }
   }
   throw model::ConfigError(source, key,
-                           fmt::format("expected one of 2.2, 2.3, 2.8, 3.9, got '{}'", s));
+                           fmt::format("expected one of 2.2, 2.3, 2.8, 3.1, 3.9, got '{}'", s));
 }
 
 const char* to_string(Truncation t) {
@@ -777,6 +779,7 @@ BrokerConfig default_broker_config(VersionProfile version) {
   const auto from = [version](VersionProfile first) { return version >= first; };
   const bool v2_3 = from(VersionProfile::v2_3);
   const bool v2_8 = from(VersionProfile::v2_8);
+  const bool v3_1 = from(VersionProfile::v3_1);
   const bool v3_9 = from(VersionProfile::v3_9);
   if (!v2_8) {
     // KIP-537 (Kafka 2.5) raised both.
@@ -792,24 +795,30 @@ BrokerConfig default_broker_config(VersionProfile version) {
   }
   c.replication_rules = {.min_isr_holds_high_watermark = v3_9,           // 3.7
                          .new_epoch_forgets_out_of_sync_fetch = v3_9,    // 3.3
-                         .no_op_truncation_trims_epochs = v2_8,          // 2.7.1
+                         .no_op_truncation_trims_epochs = v2_8,          // 2.6.1 / 2.7.0
                          .isr_write_holds_partition_lock = !v2_8,        // until 2.7
-                         .failed_fetch_sleeps = !v3_9,                   // until 3.1
+                         .failed_fetch_sleeps = !v3_1,                   // until 3.1
                          .isr_join_needs_live_broker = v3_9,             // 3.3
                          .high_watermark_waits_for_eligible_only = v3_9,  // 3.6
                          .fetch_above_end_completes = v3_9,              // 3.8
                          .unknown_producer_any_sequence = v2_8,          // 2.5
                          .isr_changes_through_controller = v2_8,         // 2.7
-                         .alter_partition_checks = v3_9,                 // 3.2 / 3.3
+                         .alter_isr_keeps_sent_change = v3_1,            // 3.0
+                         .isr_commit_moves_high_watermark = v3_1,        // 3.1
+                         .alter_isr_retry = v3_9   ? AlterIsrRetry::sent_again     // 3.2.1 / 3.3
+                                            : v3_1 ? AlterIsrRetry::falls_back     // 3.1
+                                                   : AlterIsrRetry::stays_pending,
+                         .alter_partition_checks = v3_9,                 // 3.3
                          .failover_takes_offline_replicas_out_of_isr = v2_3};
   c.group_rules = {.join_admission_by_state = v2_8,        // 2.6
                    .heartbeat_while_completing = v2_8,     // 2.7
                    .heartbeat_checks_member_first = v2_3,  // 2.3
                    .commit_checks_member_first = v2_8,     // 2.4
-                   .turned_away_drops_pending = v3_9};     // 3.0
+                   .turned_away_drops_pending = v3_1,      // 3.0
+                   .rejoin_updates_timeouts = v3_9};       // 3.4 / 3.3.2
   c.startup_rules = {.listen_at_end_of_startup = v3_9,                // 3.5
-                     .producer_id_block_at_startup = !v3_9,           // until 3.0
-                     .controlled_shutdown_reads_zookeeper = !v3_9};  // until the migration
+                     .producer_id_block_at_startup = !v3_1,           // until 3.0
+                     .controlled_shutdown_reads_zookeeper = !v3_1};  // until 3.0
   return c;
 }
 

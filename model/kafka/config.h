@@ -23,11 +23,12 @@ namespace kafka {
 // The release lines the model knows, oldest first. A profile sets the
 // defaults and the mechanisms (ReplicationRules, GroupRules, StartupRules)
 // of its line; default_broker_config says which rule starts in which release.
-enum class VersionProfile { v2_2, v2_3, v2_8, v3_9 };
+enum class VersionProfile { v2_2, v2_3, v2_8, v3_1, v3_9 };
 inline constexpr VersionProfile kVersionProfiles[] = {VersionProfile::v2_2, VersionProfile::v2_3,
-                                                      VersionProfile::v2_8, VersionProfile::v3_9};
+                                                      VersionProfile::v2_8, VersionProfile::v3_1,
+                                                      VersionProfile::v3_9};
 const char* to_string(VersionProfile v);
-// "2.2", "2.3", "2.8", "3.9" (also "2.2.1", "3.9.0" ...: the minor line
+// "2.2", "2.3", "2.8", "3.1", "3.9" (also "2.2.1", "3.9.0" ...: the minor line
 // decides). Throws model::ConfigError (source/key given) for anything else.
 VersionProfile parse_version_profile(const std::string& s, const std::string& source,
                                      const std::string& key);
@@ -66,6 +67,9 @@ struct LogConfig {
   friend bool operator==(const LogConfig&, const LogConfig&) = default;
 };
 
+// ReplicationRules::alter_isr_retry.
+enum class AlterIsrRetry { stays_pending, falls_back, sent_again };
+
 // Not keys: where a release's replication differs in mechanism, not in a
 // default. The version profile sets them (default_broker_config); every
 // Partition the broker makes follows them (Partition::set_rules).
@@ -79,7 +83,7 @@ struct ReplicationRules {
   // where 2.x counts the new epoch as every follower's last fetch
   // (Replica.resetLastCaughtUpTime).
   bool new_epoch_forgets_out_of_sync_fetch = false;
-  // From 2.7.1 / 2.8 (KAFKA-10706) a truncation to the log end or beyond,
+  // From 2.6.1 / 2.7.0 (KAFKA-10706) a truncation to the log end or beyond,
   // which cuts no record, still drops the leader-epoch entries that start
   // there: a leader that was given an epoch and appended nothing before it
   // lost leadership leaves such an entry. In 2.2 it stays, and a follower
@@ -134,15 +138,43 @@ struct ReplicationRules {
   // handleAlterIsrResponse in 2.8). So a leader cut off from the controller
   // but not from ZooKeeper can neither shrink nor grow its ISR.
   bool isr_changes_through_controller = false;
-  // From Kafka 3.2/3.3 (AlterPartition, KIP-841): the controller compares
+  // From Kafka 3.0 (KAFKA-12686) a LeaderAndIsr no longer drops the
+  // partition's change from the AlterIsr manager (2.8.2's clearPending is
+  // gone): the change sent stays there until its answer comes, and a new
+  // change for the partition meanwhile is refused (OperationNotAttempted:
+  // the leader falls back to its committed ISR and proposes again later).
+  // So the answer to an old change can no longer remove a newer one, which
+  // in 2.8 was then never sent (DefaultAlterIsrManager.submit's
+  // putIfAbsent, Partition.submitAlterIsr / handleAlterIsrError in 3.1.0).
+  bool alter_isr_keeps_sent_change = false;
+  // From Kafka 3.1 (KAFKA-13091) a committed ISR change recomputes the
+  // leader's high watermark at once (Partition.handleAlterIsrUpdate calls
+  // maybeIncrementLeaderHW); in 2.8 it moves at the next fetch or append.
+  bool isr_commit_moves_high_watermark = false;
+  // What a leader does with an AlterIsr answer for its partition that is an
+  // error other than FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION and
+  // UNKNOWN_TOPIC_OR_PARTITION (which leave the change pending until the next
+  // LeaderAndIsr in every release) — a failed ZooKeeper write, say. Each
+  // release tries the same change again from inside the answer's callback,
+  // while the manager still holds the answered item:
+  //   stays_pending (2.8, 3.0): the manager refuses the retry and the
+  //     change stays pending until the next LeaderAndIsr (2.8.2 throws
+  //     IllegalStateException, 3.0 logs it);
+  //   falls_back (3.1 to 3.2.0): the refusal goes through
+  //     handleAlterIsrError(OPERATION_NOT_ATTEMPTED), which puts the
+  //     partition back on its committed ISR, free to propose again;
+  //   sent_again (3.2.1 / 3.3 on, KAFKA-14010): the item is removed before
+  //     the callback runs, so the same change goes again.
+  AlterIsrRetry alter_isr_retry = AlterIsrRetry::stays_pending;
+  // From Kafka 3.3 (AlterPartition, KIP-841; KAFKA-14154, KAFKA-14140): the controller compares
   // the proposal with its own copy of the state first (a newer leader epoch
   // or version than its own: NOT_CONTROLLER, an older version:
   // INVALID_UPDATE_VERSION), refuses an ISR naming a broker that is not
   // alive or is shutting down (INELIGIBLE_REPLICA), and the leader then
-  // falls back to its last committed ISR; a committed change recomputes the
-  // high watermark at once (KafkaController.tryProcessAlterPartition,
-  // Partition.handleAlterPartitionError / handleAlterPartitionUpdate in
-  // 3.9). In 2.8 the high watermark moves at the next fetch or append.
+  // falls back to its last committed ISR (KafkaController
+  // .tryProcessAlterPartition, Partition.handleAlterPartitionError in 3.9;
+  // 3.1.0's processAlterIsr checks only for an older leader epoch and an
+  // unchanged state, and writes the rest conditional on the leader's version).
   bool alter_partition_checks = false;
   // From Kafka 2.3 (KAFKA-3143) a controller taking over moves the replicas
   // of dead brokers to OfflineReplica as it starts its replica state
@@ -191,6 +223,11 @@ struct GroupRules {
   // so a rebalance that waited only for that id completes at once; before
   // (2.2, 2.3, 2.8 profiles) the id stays pending until it expires.
   bool turned_away_drops_pending = true;
+  // From Kafka 3.4 (and 3.3.2; KAFKA-14009) a known member that rejoins
+  // takes the session and rebalance timeouts of its new JoinGroup
+  // (GroupMetadata.updateMember); before, it keeps those of its first join
+  // (2.2.2 to 3.1.0 update only its protocols).
+  bool rejoin_updates_timeouts = true;
   friend bool operator==(const GroupRules&, const GroupRules&) = default;
 };
 
@@ -207,7 +244,7 @@ struct StartupRules {
   // when processing starts (Acceptor.start), so a connection before that is
   // refused.
   bool listen_at_end_of_startup = true;
-  // Up to 2.8, and later with an inter-broker protocol below 3.0, the
+  // Before 3.0, and later with an inter-broker protocol below 3.0, the
   // TransactionCoordinator's ProducerIdManager claims its first block of
   // producer ids from /latest_producer_id_block when it is built, during
   // startup after the registration and before requests are read: a read and
@@ -216,15 +253,17 @@ struct StartupRules {
   // 2.2.2 and 2.8.2). From 3.0 (KIP-730) a broker asks the controller for
   // blocks when it needs one (RPCProducerIdManager, AllocateProducerIds),
   // which the 3.9 profile approximates by claiming from ZooKeeper at the
-  // first InitProducerId.
+  // first InitProducerId (the 3.1 profile too, where the first
+  // InitProducerId waits on a request handler thread for the controller's
+  // block, RPCProducerIdManager.generateProducerId, until 3.6's KAFKA-14694).
   bool producer_id_block_at_startup = false;
-  // (Shutdown, too.) Up to 3.x before the ZooKeeper migration work, a broker
-  // going down finds the controller to ask for its controlled shutdown by
-  // reading /controller and the controller's /brokers/ids/<id> from
-  // ZooKeeper before every attempt, waiting for a lost connection to come
-  // back (KafkaServer.doControlledShutdown: zkClient.getControllerId /
-  // getBroker; 2.2.2, 2.8.2). The 3.9 profile asks the one its metadata
-  // cache names (metadataCache.getControllerId in 3.9).
+  // (Shutdown, too.) Before Kafka 3.0 a broker going down finds the
+  // controller to ask for its controlled shutdown by reading /controller
+  // and the controller's /brokers/ids/<id> from ZooKeeper before every
+  // attempt, waiting for a lost connection to come back
+  // (KafkaServer.doControlledShutdown: zkClient.getControllerId /
+  // getBroker; 2.2.2, 2.8.2). From 3.0 (KAFKA-9189) it asks the one its
+  // metadata cache names (metadataCache.getControllerId; 3.1.0, 3.9).
   bool controlled_shutdown_reads_zookeeper = false;
   friend bool operator==(const StartupRules&, const StartupRules&) = default;
 };
@@ -272,11 +311,12 @@ struct BrokerConfig {
   int32_t offsets_commit_timeout_ms = 5000;        // offsets.commit.timeout.ms
   int16_t offsets_commit_required_acks = -1;       // offsets.commit.required.acks
   int32_t transaction_state_log_replication_factor = 3;  // accepted, not modelled
-  // The 3.9 profile follows both rules; 2.2 and 2.8 neither.
+  // The mechanisms of the profile's release (default_broker_config sets
+  // them; these initial values are not any one profile's).
   ReplicationRules replication_rules{.min_isr_holds_high_watermark = true,
                                      .new_epoch_forgets_out_of_sync_fetch = true};
-  GroupRules group_rules;  // the 2.8 and 3.9 profiles; 2.2 has the older rule
-  StartupRules startup_rules;  // the 3.9 profile; 2.2 and 2.8 bind early
+  GroupRules group_rules;
+  StartupRules startup_rules;
   // A simulation-only what-if, not a Kafka key: "kafkasim.truncation" =
   // leader-epoch (default) | high-watermark.
   Truncation truncation = Truncation::leader_epoch;

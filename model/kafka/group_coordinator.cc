@@ -584,8 +584,11 @@ void GroupCoordinator::add_member_and_rebalance(Group& g, const std::string& mem
 void GroupCoordinator::update_member_and_rebalance(Group& g, Member& m, const JoinGroupRequest& r,
                                                    Reply reply) {
   m.protocols = r.protocols;
-  m.session_timeout_ms = r.session_timeout_ms;
-  m.rebalance_timeout_ms = r.rebalance_timeout_ms;
+  // GroupMetadata.updateMember (GroupRules::rejoin_updates_timeouts).
+  if (config().group_rules.rejoin_updates_timeouts) {
+    m.session_timeout_ms = r.session_timeout_ms;
+    m.rebalance_timeout_ms = r.rebalance_timeout_ms;
+  }
   // A JoinGroup already waiting (the client gave up and sent another) is
   // answered so that its connection is not left hanging.
   send(m.awaiting_join, join_error(m.id, ErrorCode::rebalance_in_progress));

@@ -477,5 +477,27 @@ TEST(FuzzRegressions, EveryKeptCaseHoldsItsExpectations) {
   }
 }
 
+// The kept KAFKA-12686 case is 2.8's own: from 3.0 a LeaderAndIsr leaves
+// the change in flight in the AlterIsr manager, so its answer removes only
+// that change and the leader proposes again. On the 3.1 and 3.9 profiles the
+// same schedule recovers: the ISR grows back and writes are acknowledged
+// after the faults, so both of the case's expectations fail.
+TEST(FuzzRegressions, TheKafka12686CaseRecoversFrom30) {
+  const std::filesystem::path f = std::filesystem::path(KAFKASIM_SOURCE_DIR) / "scenarios" / "regressions" /
+                                  "alter_isr_answer_drops_newer_change_28.json";
+  const scenario::Scenario s = scenario::load_scenario(f.string());
+  ASSERT_EQ(s.version, kafka::VersionProfile::v2_8);
+  for (const char* version : {"3.1", "3.9"}) {
+    SCOPED_TRACE(version);
+    const scenario::RunResult r = scenario::run_scenario(scenario::with_overrides(s, {{"version", version}}), s.seed);
+    EXPECT_FALSE(r.invariant.has_value());
+    ASSERT_EQ(r.expectations.size(), 2u);
+    for (const scenario::ExpectationOutcome& e : r.expectations) {
+      EXPECT_EQ(e.result, scenario::Expectation::Result::Outcome::failed) << e.text << ": " << e.detail;
+    }
+    EXPECT_EQ(r.exit_code(), scenario::kExitFailed);
+  }
+}
+
 }  // namespace
 }  // namespace fuzz

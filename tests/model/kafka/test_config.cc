@@ -165,11 +165,14 @@ TEST(KafkaConfigVersion, NamesAndParsing) {
   EXPECT_STREQ(to_string(VersionProfile::v2_2), "2.2");
   EXPECT_STREQ(to_string(VersionProfile::v2_3), "2.3");
   EXPECT_STREQ(to_string(VersionProfile::v2_8), "2.8");
+  EXPECT_STREQ(to_string(VersionProfile::v3_1), "3.1");
   EXPECT_STREQ(to_string(VersionProfile::v3_9), "3.9");
   EXPECT_EQ(parse_version_profile("2.2", "s.json", "$.kafka.version"), VersionProfile::v2_2);
   EXPECT_EQ(parse_version_profile("2.3", "s.json", "$.kafka.version"), VersionProfile::v2_3);
   EXPECT_EQ(parse_version_profile("2.3.0", "s.json", "$.kafka.version"), VersionProfile::v2_3);
   EXPECT_EQ(parse_version_profile("2.8", "s.json", "$.kafka.version"), VersionProfile::v2_8);
+  EXPECT_EQ(parse_version_profile("3.1", "s.json", "$.kafka.version"), VersionProfile::v3_1);
+  EXPECT_EQ(parse_version_profile("3.1.0", "s.json", "$.kafka.version"), VersionProfile::v3_1);
   EXPECT_EQ(parse_version_profile("3.9", "s.json", "$.kafka.version"), VersionProfile::v3_9);
   EXPECT_EQ(parse_version_profile("2.2.1", "s.json", "$.kafka.version"), VersionProfile::v2_2);
   EXPECT_EQ(parse_version_profile("2.8.2", "s.json", "$.kafka.version"), VersionProfile::v2_8);
@@ -177,7 +180,7 @@ TEST(KafkaConfigVersion, NamesAndParsing) {
 }
 
 TEST(KafkaConfigVersion, RejectsOtherReleasesAndMalformedVersions) {
-  for (const char* bad : {"", "3", "3.8", "2.20", "2.4", "22", "2.2.", ".2.2", "2.2.1.1",
+  for (const char* bad : {"", "3", "3.0", "3.2", "3.8", "3.10", "2.20", "2.4", "22", "2.2.", ".2.2", "2.2.1.1",
                           "3.9.0-rc3", "v3.9", "3.9 ", "2.x", "4.0"}) {
     try {
       parse_version_profile(bad, "scenario.json", "$.kafka.version");
@@ -185,7 +188,7 @@ TEST(KafkaConfigVersion, RejectsOtherReleasesAndMalformedVersions) {
     } catch (const ConfigError& e) {
       EXPECT_EQ(e.source(), "scenario.json");
       EXPECT_EQ(e.key(), "$.kafka.version");
-      EXPECT_EQ(e.message(), std::string("expected one of 2.2, 2.3, 2.8, 3.9, got '") + bad + "'");
+      EXPECT_EQ(e.message(), std::string("expected one of 2.2, 2.3, 2.8, 3.1, 3.9, got '") + bad + "'");
     }
   }
 }
@@ -284,6 +287,50 @@ TEST(KafkaConfigDefaults, TwoThreeIsTwoTwoWithItsThreeChanges) {
   EXPECT_EQ(v23.startup_rules, v22.startup_rules);
   EXPECT_EQ(v23.log, v22.log);
   EXPECT_EQ(v23.zookeeper_session_timeout_ms, v22.zookeeper_session_timeout_ms);
+}
+
+// 3.1.0 against 2.8.2 and 3.9, rule by rule (AlterIsr: DefaultAlterIsrManager,
+// Partition and KafkaController.processAlterIsr in 3.1.0): 2.8 with the
+// changes of 3.0 and 3.1, none of 3.2's to 3.8's.
+TEST(KafkaConfigDefaults, ThreeOneIsTwoEightWithTheChangesOf30And31) {
+  const BrokerConfig v28 = default_broker_config(VersionProfile::v2_8);
+  const BrokerConfig v31 = default_broker_config(VersionProfile::v3_1);
+  const BrokerConfig v39 = default_broker_config(VersionProfile::v3_9);
+  ReplicationRules replication = v28.replication_rules;
+  replication.failed_fetch_sleeps = false;                       // KAFKA-8529 (3.1)
+  replication.alter_isr_keeps_sent_change = true;                // KAFKA-12686 (3.0)
+  replication.isr_commit_moves_high_watermark = true;            // KAFKA-13091 (3.1)
+  replication.alter_isr_retry = AlterIsrRetry::falls_back;       // until KAFKA-14010 (3.2.1)
+  EXPECT_EQ(v31.replication_rules, replication);
+  GroupRules groups = v28.group_rules;
+  groups.turned_away_drops_pending = true;  // 3.0
+  EXPECT_EQ(v31.group_rules, groups);
+  StartupRules startup = v28.startup_rules;
+  startup.producer_id_block_at_startup = false;         // KIP-730 (3.0)
+  startup.controlled_shutdown_reads_zookeeper = false;  // KAFKA-9189 (3.0)
+  EXPECT_EQ(v31.startup_rules, startup);
+  EXPECT_FALSE(v31.startup_rules.listen_at_end_of_startup) << "3.5";
+  EXPECT_EQ(v31.log, v28.log);
+  EXPECT_EQ(v31.zookeeper_session_timeout_ms, 18000);
+  EXPECT_EQ(v31.replica_lag_time_max_ms, 30000);
+  EXPECT_EQ(v31.group_max_session_timeout_ms, 1800000);
+
+  // What 3.9 has on top: 3.3's ISR checks and HW counting, 3.2.1's retry,
+  // 3.5's late listener, 3.6's and 3.7's high watermark, 3.8's fetch.
+  EXPECT_EQ(v28.replication_rules.alter_isr_retry, AlterIsrRetry::stays_pending);
+  EXPECT_EQ(v39.replication_rules.alter_isr_retry, AlterIsrRetry::sent_again);
+  replication.alter_isr_retry = AlterIsrRetry::sent_again;
+  replication.alter_partition_checks = true;
+  replication.isr_join_needs_live_broker = true;
+  replication.new_epoch_forgets_out_of_sync_fetch = true;
+  replication.high_watermark_waits_for_eligible_only = true;
+  replication.min_isr_holds_high_watermark = true;
+  replication.fetch_above_end_completes = true;
+  EXPECT_EQ(v39.replication_rules, replication);
+  groups.rejoin_updates_timeouts = true;  // KAFKA-14009 (3.4)
+  EXPECT_EQ(v39.group_rules, groups);
+  startup.listen_at_end_of_startup = true;
+  EXPECT_EQ(v39.startup_rules, startup);
 }
 
 TEST(KafkaConfigDefaults, SharedByAllProfiles) {
@@ -605,10 +652,12 @@ TEST(KafkaConfigListeners, HostNameAndPortBeforeKafka30) {
 }
 
 TEST(KafkaConfigListeners, HostNameAndPortWereRemovedIn30) {
-  for (const char* key : {"host.name", "port", "advertised.host.name", "advertised.port"}) {
-    const ConfigError e = error_of(kMinimal + key + "=9093\n");
-    EXPECT_EQ(e.key(), key);
-    EXPECT_TRUE(contains(e.message(), "removed in Kafka 3.0")) << e.what();
+  for (VersionProfile v : {VersionProfile::v3_1, VersionProfile::v3_9}) {
+    for (const char* key : {"host.name", "port", "advertised.host.name", "advertised.port"}) {
+      const ConfigError e = error_of(kMinimal + key + "=9093\n", v);
+      EXPECT_EQ(e.key(), key) << to_string(v);
+      EXPECT_TRUE(contains(e.message(), "removed in Kafka 3.0")) << e.what();
+    }
   }
   EXPECT_TRUE(contains(error_of(kMinimal + "port=9093\n").message(), "use listeners"));
   EXPECT_TRUE(contains(error_of(kMinimal + "advertised.port=9093\n").message(),

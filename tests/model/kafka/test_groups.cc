@@ -348,6 +348,39 @@ TEST(KafkaGroups, ASecondMemberTriggersARebalanceToGenerationTwo) {
   EXPECT_EQ(f.partitions[2].offset, -1);
 }
 
+// A member that rejoins with a longer session timeout: from Kafka 3.4
+// (KAFKA-14009, GroupMetadata.updateMember) the coordinator takes the new
+// one; up to 3.3.1 the member keeps the timeout of its first join, so on 3.1
+// a silent member is gone after 10 s, on 3.9 after 30 s.
+TEST(KafkaGroups, ARejoiningMemberKeepsItsFirstSessionTimeoutBefore34) {
+  for (VersionProfile v : {VersionProfile::v3_1, VersionProfile::v3_9}) {
+    SCOPED_TRACE(to_string(v));
+    ClusterOptions o = options();
+    o.version = v;
+    Cluster c(o);
+    c.world().trace().keep_lines(true);
+    const BrokerId coord = start_for_group(c, 2);
+    ASSERT_NE(coord, kNoBroker);
+    Member m(c, "m1");
+    const auto j1 = m.call<JoinGroupResponse>(coord, join("g", "", "c1"));
+    ASSERT_EQ(j1.error, ErrorCode::none);
+    const std::string id = j1.member_id;
+    ASSERT_EQ(m.call<SyncGroupResponse>(coord, SyncGroupRequest{"g", 1, id, {{id, {{"t", 0}, {"t", 1}}}}}).error,
+              ErrorCode::none);
+    const auto j2 = m.call<JoinGroupResponse>(coord, join("g", id, "c1", {{"range", "sub:t"}}, 30000, 30000));
+    ASSERT_EQ(j2.error, ErrorCode::none);
+    ASSERT_EQ(j2.generation_id, 2);
+    ASSERT_EQ(m.call<SyncGroupResponse>(coord, SyncGroupRequest{"g", 2, id, {{id, {{"t", 0}, {"t", 1}}}}}).error,
+              ErrorCode::none);
+    const sim::Time last = c.world().now();
+    ASSERT_TRUE(c.run_until([&] { return coordinator(c, coord).members("g").empty(); }, Duration::seconds(40)));
+    const Duration after = c.world().now() - last;
+    const Duration session = v >= VersionProfile::v3_9 ? Duration::seconds(30) : Duration::seconds(10);
+    EXPECT_GE(after, session - Duration::millis(10));
+    EXPECT_LE(after, session + Duration::millis(10));
+  }
+}
+
 TEST(KafkaGroups, ASilentMemberExpiresAfterItsSessionTimeoutAndLeaveIsImmediate) {
   Cluster c(options());
   c.world().trace().keep_lines(true);
@@ -731,10 +764,12 @@ TEST(KafkaGroups, ANewMemberGetsItsIdFirstAndJoinsWithIt) {
 // A pending member id whose member comes back when the group is full
 // (group.max.size 2, both places taken by members that rejoined). From
 // Kafka 3.0 turning it away drops the pending id too, so the rebalance that
-// waited for it completes at once; in 2.8 the id stays pending until its
-// session timeout (10 s); in 2.2 a returning pending id is not turned away.
+// waited for it completes at once (GroupMetadata.remove, 3.0.0 on); in 2.8
+// the id stays pending until its session timeout (10 s); in 2.2 a returning
+// pending id is not turned away.
 TEST(KafkaGroups, APendingMemberTurnedAwayByGroupMaxSizeAsTheVersionDoes) {
-  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8, VersionProfile::v3_9}) {
+  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8, VersionProfile::v3_1,
+                           VersionProfile::v3_9}) {
     SCOPED_TRACE(to_string(v));
     ClusterOptions o = options({{"group.max.size", "2"}});
     o.version = v;
@@ -762,7 +797,7 @@ TEST(KafkaGroups, APendingMemberTurnedAwayByGroupMaxSizeAsTheVersionDoes) {
       continue;
     }
     EXPECT_EQ(r2.error, ErrorCode::group_max_size_reached);
-    if (v == VersionProfile::v3_9) {
+    if (v >= VersionProfile::v3_1) {
       EXPECT_TRUE(gc.pending_members("g").empty());
       EXPECT_TRUE(c.run_until([&] { return j3->has_value() && j1b->has_value(); }, Duration::millis(100)));
     } else {

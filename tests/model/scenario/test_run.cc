@@ -301,7 +301,7 @@ TEST(ScenarioRun, OverridesGoWhereTheirKeyBelongs) {
   }
   EXPECT_NE(v22.hash, s.hash);
   EXPECT_EQ(error_of({{"version", "2.4"}}),
-            "--grid: at version: version=2.4: small.json: at $.version: expected one of 2.2, 2.3, 2.8, 3.9, got '2.4'");
+            "--grid: at version: version=2.4: small.json: at $.version: expected one of 2.2, 2.3, 2.8, 3.1, 3.9, got '2.4'");
 }
 
 // `start` of a running process that is not stopping does nothing (as

@@ -292,7 +292,7 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
        "s.json: at $.hosts[0].zookeper: unknown field \"zookeper\" (did you mean \"zookeeper\"?); known fields "
        "here: address, brokers, clients, name, zookeeper"},
       {"a bad version", [](nlohmann::json& j) { j["version"] = "1.1"; },
-       "s.json: at $.version: expected one of 2.2, 2.3, 2.8, 3.9, got '1.1'"},
+       "s.json: at $.version: expected one of 2.2, 2.3, 2.8, 3.1, 3.9, got '1.1'"},
       {"no duration", [](nlohmann::json& j) { j.erase("duration_s"); },
        "s.json: at $: missing the required field \"duration_s\""},
       {"a negative duration", [](nlohmann::json& j) { j["duration_s"] = -1; },
