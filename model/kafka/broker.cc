@@ -1881,7 +1881,7 @@ void Broker::try_complete_produce(uint64_t id, bool timed_out) {
     } else if (p->high_watermark() >= req->second) {
       // DelayedProduce: acknowledged once the high watermark passes the
       // batch, but NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR is too small.
-      pr.error = p->under_min_isr() ? ErrorCode::not_enough_replicas_after_append : ErrorCode::none;
+      pr.error = p->under_min_isr_after_append() ? ErrorCode::not_enough_replicas_after_append : ErrorCode::none;
     } else if (timed_out) {
       pr.error = ErrorCode::request_timed_out;
     } else {

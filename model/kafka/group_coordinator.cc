@@ -1111,7 +1111,7 @@ void GroupCoordinator::try_complete_append(uint64_t id, bool timed_out) {
   if (p == nullptr || !p->is_leader()) {
     e = ErrorCode::not_leader_for_partition;
   } else if (p->high_watermark() >= a.required) {
-    e = p->under_min_isr() ? ErrorCode::not_enough_replicas_after_append : ErrorCode::none;
+    e = p->under_min_isr_after_append() ? ErrorCode::not_enough_replicas_after_append : ErrorCode::none;
   } else if (timed_out) {
     e = ErrorCode::request_timed_out;
   } else {

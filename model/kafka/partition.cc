@@ -100,6 +100,13 @@ int32_t Partition::effective_min_isr() const {
   return std::min(configured, static_cast<int32_t>(std::max<size_t>(replicas_.size(), 1)));
 }
 
+bool Partition::under_min_isr_after_append() const {
+  if (!rules_.isr_changes_through_controller) return under_min_isr();
+  size_t maximal = isr_.size();
+  for (BrokerId r : pending_isr_) maximal += contains(isr_, r) ? 0 : 1;
+  return static_cast<int32_t>(maximal) < effective_min_isr();
+}
+
 bool Partition::isr_eligible(BrokerId replica) const {
   return !rules_.isr_join_needs_live_broker || !is_live_ || is_live_(replica);
 }

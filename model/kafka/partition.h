@@ -113,8 +113,14 @@ class Partition {
   // value, capped at the replication factor where KAFKA-15583 applies
   // (Partition.effectiveMinIsr).
   int32_t effective_min_isr() const;
-  // Fewer ISR members than that (Partition.isUnderMinIsr).
+  // Fewer ISR members than that (Partition.isUnderMinIsr): what a write is
+  // checked against before it is appended.
   bool under_min_isr() const { return static_cast<int32_t>(isr_.size()) < effective_min_isr(); }
+  // The check of an acks=all write the high watermark has passed
+  // (Partition.checkEnoughReplicasReachOffset): from 2.7, with the ISR
+  // changed through the controller, over the maximal ISR, so a member whose
+  // addition is pending counts (2.8.2, 3.1.0, 3.9); before, over the ISR.
+  bool under_min_isr_after_append() const;
 
   // --- followers (leader only) ------------------------------------------------
   // Records a fetch from `replica` at `fetch_offset`.

@@ -638,6 +638,53 @@ TEST(KafkaBroker, ACommittedIsrShrinkMovesTheHighWatermarkAtOnceFrom31) {
   }
 }
 
+// An acks=all write waits for the high watermark, then is checked against
+// min.insync.replicas once more (Partition.checkEnoughReplicasReachOffset).
+// From 2.7 that check counts the maximal ISR: a member whose addition is
+// still on its way to the controller counts. Here the follower goes silent
+// once the write is appended and is dropped from the ISR (ISR [leader],
+// min.insync.replicas 2), then is healed:
+//   2.8: the high watermark stays (nothing is fetched or appended); the
+//     follower fetches the write while its return to the ISR is pending,
+//     and the write is acknowledged — the maximal ISR has two members;
+//   3.1: the shrink's commit moves the high watermark past the write at once
+//     (KAFKA-13091), with one member: NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+//   3.9: the high watermark stays while the ISR is below min.insync.replicas
+//     (KAFKA-15583), so the write is acknowledged once the return commits.
+TEST(KafkaBroker, AnAcksAllWriteOutlivingAnIsrShrinkAsEachReleaseAnswersIt) {
+  for (VersionProfile v : {VersionProfile::v2_8, VersionProfile::v3_1, VersionProfile::v3_9}) {
+    SCOPED_TRACE(to_string(v));
+    // The shrink within the write's 30 s.
+    Cluster c({.brokers = 3, .version = v, .broker_properties = {{"replica.lag.time.max.ms", "5000"}}});
+    c.world().trace().keep_lines(true);
+    c.start();
+    ASSERT_TRUE(c.await_ready());
+    const BrokerId ctl = *c.controller();
+    const std::vector<BrokerId> others = c.broker_ids_except(ctl);
+    const BrokerId leader = others[0], follower = others[1];
+    const TopicPartition tp{"t", 0};
+    ASSERT_EQ(c.create_topic("t", 1, 2, {{"min.insync.replicas", "2"}}, {{0, {leader, follower}}}), ErrorCode::none);
+    ASSERT_TRUE(c.run_until([&] { return c.state(tp)->isr.size() == 2; }, Duration::seconds(30)));
+    cut(c, leader, follower);
+    auto out = std::make_shared<std::optional<ProducePartitionResponse>>();
+    c.produce_async(tp, {1}, -1, out);
+    ASSERT_TRUE(c.run_until([&] { return c.state(tp)->isr.size() == 1; }, Duration::seconds(60)));
+    c.run_for(Duration::seconds(1));
+    if (v == VersionProfile::v3_1) {
+      ASSERT_TRUE(out->has_value());
+      EXPECT_EQ((*out)->error, ErrorCode::not_enough_replicas_after_append) << to_string((*out)->error);
+      continue;
+    }
+    ASSERT_FALSE(out->has_value()) << "the write waits for the high watermark";
+    c.world().network().heal();
+    ASSERT_TRUE(c.run_until([&] { return out->has_value(); }, Duration::seconds(30)));
+    EXPECT_EQ((*out)->error, ErrorCode::none) << to_string((*out)->error);
+    EXPECT_EQ(c.state(tp)->isr.size(), v == VersionProfile::v2_8 ? 1u : 2u)
+        << "the follower's return is committed " << (v == VersionProfile::v2_8 ? "after" : "before");
+    ASSERT_TRUE(c.run_until([&] { return c.state(tp)->isr.size() == 2; }, Duration::seconds(30)));
+  }
+}
+
 // The controller's own controlled shutdown: the answer makes it resign as
 // it goes down, and that resignation does not answer the request a second
 // time (as a NOT_CONTROLLER that would start another attempt).
