@@ -1111,7 +1111,7 @@ void Broker::become_follower(Partition& p, const std::vector<LiveBroker>& live_l
 void Broker::truncate(Partition& p, Offset to, const char* why) {
   PartitionLog& log = p.log();
   if (to >= log.log_end()) {
-    // Log.truncateTo with nothing to cut (KAFKA-10706, from 2.7.1 / 2.8).
+    // Log.truncateTo with nothing to cut (KAFKA-10706, from 2.6.1 / 2.7.0).
     if (config_.replication_rules.no_op_truncation_trims_epochs) log.trim_epochs_from(log.log_end());
     return;
   }
@@ -1418,12 +1418,14 @@ void Broker::on_alter_isr_response(const AlterIsrResponse& r, const AlterIsrItem
     auto answer = std::find_if(r.partitions.begin(), r.partitions.end(),
                                [&](const AlterIsrPartitionResponse& p) { return p.tp == item.change.tp; });
     if (answer == r.partitions.end()) continue;
-    // The partition's item leaves the unsent map whatever its answer (the
-    // callback's finally: unsentIsrUpdates.remove(topicPartition), 2.8.2
-    // and 3.9) — even one a LeaderAndIsr replaced meanwhile with a newer
-    // proposal, which then is never sent and stays pending until the next
-    // LeaderAndIsr, as in Kafka 2.8 (KAFKA-12686, fixed in 3.0 where the
-    // item is not replaced meanwhile: submit_alter_isr).
+    // The partition's item leaves the unsent map whatever its answer
+    // (unsentIsrUpdates.remove(topicPartition): in the callback's finally,
+    // after the partition's handler, up to 3.2.0; before it from 3.2.1,
+    // KAFKA-14010, which ReplicationRules::alter_isr_retry models) — even
+    // one a LeaderAndIsr replaced meanwhile with a newer proposal, which
+    // then is never sent and stays pending until the next LeaderAndIsr, as
+    // in Kafka 2.8 (KAFKA-12686, fixed in 3.0 where the item is not replaced
+    // meanwhile: submit_alter_isr).
     alter_isr_unsent_.erase(item.change.tp);
     apply_alter_isr(item, *answer);
   }
@@ -1451,7 +1453,7 @@ void Broker::apply_alter_isr(const AlterIsrItem& item, const AlterIsrPartitionRe
         // Given up: the change stays pending until the next LeaderAndIsr.
         return;
       default:
-        // Anything else is tried again as the same change, which only 3.3
+        // Anything else is tried again as the same change, which only 3.2.1
         // on manages to send (ReplicationRules::alter_isr_retry).
         switch (config_.replication_rules.alter_isr_retry) {
           case AlterIsrRetry::stays_pending:

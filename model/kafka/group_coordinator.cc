@@ -1289,6 +1289,15 @@ std::vector<std::string> GroupCoordinator::members(const std::string& group) con
   return it->second.join_order;
 }
 
+std::optional<std::pair<int32_t, int32_t>> GroupCoordinator::member_timeouts(const std::string& group,
+                                                                           const std::string& member) const {
+  auto g = groups_.find(group);
+  if (g == groups_.end()) return std::nullopt;
+  auto m = g->second.members.find(member);
+  if (m == g->second.members.end()) return std::nullopt;
+  return std::pair{m->second.session_timeout_ms, m->second.rebalance_timeout_ms};
+}
+
 std::vector<std::string> GroupCoordinator::pending_members(const std::string& group) const {
   std::vector<std::string> out;
   auto it = groups_.find(group);

@@ -184,6 +184,9 @@ class GroupCoordinator {
   std::optional<GroupState> group_state(const std::string& group) const;
   std::optional<int32_t> generation(const std::string& group) const;
   std::vector<std::string> members(const std::string& group) const;  // in join order
+  // A member's session and rebalance timeouts (ms), or nullopt.
+  std::optional<std::pair<int32_t, int32_t>> member_timeouts(const std::string& group,
+                                                             const std::string& member) const;
   // KIP-394 member ids handed out and not joined yet, in id order.
   std::vector<std::string> pending_members(const std::string& group) const;
   std::optional<std::string> leader(const std::string& group) const;

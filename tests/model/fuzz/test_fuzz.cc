@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -478,8 +479,9 @@ TEST(FuzzRegressions, EveryKeptCaseHoldsItsExpectations) {
 }
 
 // The kept KAFKA-12686 case is 2.8's own: from 3.0 a LeaderAndIsr leaves
-// the change in flight in the AlterIsr manager, so its answer removes only
-// that change and the leader proposes again. On the 3.1 and 3.9 profiles the
+// the change in flight in the AlterIsr manager, which refuses the leader's
+// next proposal until that change is answered (OPERATION_NOT_ATTEMPTED), so
+// the answer removes only that change and the leader proposes again. On the 3.1 and 3.9 profiles the
 // same schedule recovers: the ISR grows back and writes are acknowledged
 // after the faults, so both of the case's expectations fail.
 TEST(FuzzRegressions, TheKafka12686CaseRecoversFrom30) {
@@ -489,8 +491,14 @@ TEST(FuzzRegressions, TheKafka12686CaseRecoversFrom30) {
   ASSERT_EQ(s.version, kafka::VersionProfile::v2_8);
   for (const char* version : {"3.1", "3.9"}) {
     SCOPED_TRACE(version);
-    const scenario::RunResult r = scenario::run_scenario(scenario::with_overrides(s, {{"version", version}}), s.seed);
+    std::ostringstream trace;
+    scenario::RunOptions o;
+    o.trace_json = &trace;
+    const scenario::RunResult r = scenario::run_scenario(scenario::with_overrides(s, {{"version", version}}), s.seed, o);
     EXPECT_FALSE(r.invariant.has_value());
+    // The leader's new proposal after the LeaderAndIsr is refused while the
+    // old one is in flight, and proposed again once that one is answered.
+    EXPECT_NE(trace.str().find("OPERATION_NOT_ATTEMPTED"), std::string::npos);
     ASSERT_EQ(r.expectations.size(), 2u);
     for (const scenario::ExpectationOutcome& e : r.expectations) {
       EXPECT_EQ(e.result, scenario::Expectation::Result::Outcome::failed) << e.text << ": " << e.detail;

@@ -348,12 +348,12 @@ TEST(KafkaGroups, ASecondMemberTriggersARebalanceToGenerationTwo) {
   EXPECT_EQ(f.partitions[2].offset, -1);
 }
 
-// A member that rejoins with a longer session timeout: from Kafka 3.4
-// (KAFKA-14009, GroupMetadata.updateMember) the coordinator takes the new
-// one; up to 3.3.1 the member keeps the timeout of its first join, so on 3.1
-// a silent member is gone after 10 s, on 3.9 after 30 s.
+// A member that rejoins with longer session and rebalance timeouts: from
+// Kafka 3.4 (KAFKA-14009, GroupMetadata.updateMember) the coordinator takes
+// the new ones; up to 3.3.1 the member keeps those of its first join, so on
+// 2.x and 3.1 a silent member is gone after 10 s, on 3.9 after 30 s.
 TEST(KafkaGroups, ARejoiningMemberKeepsItsFirstSessionTimeoutBefore34) {
-  for (VersionProfile v : {VersionProfile::v3_1, VersionProfile::v3_9}) {
+  for (VersionProfile v : kVersionProfiles) {
     SCOPED_TRACE(to_string(v));
     ClusterOptions o = options();
     o.version = v;
@@ -367,11 +367,14 @@ TEST(KafkaGroups, ARejoiningMemberKeepsItsFirstSessionTimeoutBefore34) {
     const std::string id = j1.member_id;
     ASSERT_EQ(m.call<SyncGroupResponse>(coord, SyncGroupRequest{"g", 1, id, {{id, {{"t", 0}, {"t", 1}}}}}).error,
               ErrorCode::none);
-    const auto j2 = m.call<JoinGroupResponse>(coord, join("g", id, "c1", {{"range", "sub:t"}}, 30000, 30000));
+    const auto j2 = m.call<JoinGroupResponse>(coord, join("g", id, "c1", {{"range", "sub:t"}}, 30000, 45000));
     ASSERT_EQ(j2.error, ErrorCode::none);
     ASSERT_EQ(j2.generation_id, 2);
     ASSERT_EQ(m.call<SyncGroupResponse>(coord, SyncGroupRequest{"g", 2, id, {{id, {{"t", 0}, {"t", 1}}}}}).error,
               ErrorCode::none);
+    const bool updates = v >= VersionProfile::v3_9;
+    EXPECT_EQ(coordinator(c, coord).member_timeouts("g", id),
+              (updates ? std::pair<int32_t, int32_t>{30000, 45000} : std::pair<int32_t, int32_t>{10000, 30000}));
     const sim::Time last = c.world().now();
     ASSERT_TRUE(c.run_until([&] { return coordinator(c, coord).members("g").empty(); }, Duration::seconds(40)));
     const Duration after = c.world().now() - last;
