@@ -513,6 +513,22 @@ void Controller::on_broker_startup(const std::vector<BrokerId>& brokers, const B
     done();
     return;
   }
+  // KafkaController.onBrokerStartup begins with UpdateMetadata, sent at
+  // once: the brokers already up learn of the new ones (no partition
+  // states), the new ones get every partition's state. So a leader knows a
+  // returning follower is alive before that follower hears of its
+  // partitions and fetches (KAFKA-14140's ISR eligibility). The new
+  // replicas' LeaderAndIsr and the elections go out as the step ends.
+  std::vector<BrokerId> existing;
+  for (const auto& [b, _] : live_) {
+    if (!contains(brokers, b)) existing.push_back(b);
+  }
+  std::vector<PartitionState> all_states;
+  for (const auto& [tp, info] : partitions_) {
+    if (info.state) all_states.push_back(state_of(tp));
+  }
+  send_update_metadata(existing, {});
+  send_update_metadata(brokers, all_states);
   batch->metadata_to_all = true;
   for (const auto& [tp, info] : partitions_) {
     if (!info.state) continue;
@@ -911,12 +927,22 @@ void Controller::send(const Batch& batch) {
     for (const TopicPartition& tp : batch.metadata) {
       if (partitions_.at(tp).state) states.push_back(state_of(tp));
     }
-    for (const auto& [broker, _] : live_) {
-      send_request(broker, UpdateMetadataRequest{me, epoch_, states, live_list()});
-    }
+    std::vector<BrokerId> all;
+    for (const auto& [broker, _] : live_) all.push_back(broker);
+    send_update_metadata(all, states);
   }
   for (const auto& [broker, tps] : batch.stop_replica) {
     if (alive(broker)) send_request(broker, StopReplicaRequest{me, epoch_, false, tps});
+  }
+}
+
+void Controller::send_update_metadata(const std::vector<BrokerId>& to,
+                                      const std::vector<PartitionState>& states) {
+  if (!active_) return;
+  for (BrokerId broker : to) {
+    if (alive(broker)) {
+      send_request(broker, UpdateMetadataRequest{env_.config->broker_id, epoch_, states, live_list()});
+    }
   }
 }
 

@@ -182,6 +182,9 @@ class Controller {
                     int attempt);
   void add_leader_and_isr(const BatchPtr& batch, const TopicPartition& tp, bool is_new = false,
                           BrokerId except = kNoBroker);
+  // UpdateMetadata with these partition states and the live brokers, to
+  // each of `to` that is alive.
+  void send_update_metadata(const std::vector<BrokerId>& to, const std::vector<PartitionState>& states);
   void send(const Batch& batch);
   void send_request(BrokerId to, Request request);
   void schedule_rebalance(sim::Duration delay);

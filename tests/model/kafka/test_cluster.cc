@@ -234,6 +234,41 @@ TEST(KafkaCluster, ABrokerChangeHandlesBouncedBrokersBeforeDeadOnes) {
   }
 }
 
+// A broker's startup begins with UpdateMetadata (KafkaController
+// .onBrokerStartup): the brokers already up learn of the returning one, and
+// the returning one gets every partition's state, on the same connection
+// ahead of its LeaderAndIsr — so when it becomes a follower its metadata
+// cache already names the live brokers and the partition.
+TEST(KafkaCluster, AReturningBrokerGetsUpdateMetadataBeforeItsLeaderAndIsr) {
+  Cluster c({.brokers = 3, .version = VersionProfile::v3_9});
+  c.world().trace().keep_lines(true);
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  const BrokerId controller = *c.controller();
+  const std::vector<BrokerId> others = c.broker_ids_except(controller);
+  const BrokerId leader = others[0], f = others[1];
+  const TopicPartition tp{"t", 0};
+  ASSERT_EQ(c.create_topic("t", 1, 3, {}, {{0, {leader, f, controller}}}), ErrorCode::none);
+  ASSERT_TRUE(c.run_until([&] { return c.state(tp)->isr.size() == 3; }, Duration::seconds(30)));
+  c.kill_broker(f);
+  ASSERT_TRUE(c.run_until([&] { return c.broker(leader)->metadata().brokers.count(f) == 0; }, Duration::seconds(60)));
+  const std::string followed = fmt::format("\"proc\":\"kafka-{}\",\"kind\":\"become_follower\"", f);
+  const auto follows = [&] {
+    size_t n = 0;
+    for (const std::string& line : c.world().trace().lines()) n += line.find(followed) != std::string::npos;
+    return n;
+  };
+  const size_t before = follows();
+  c.start_broker(f);
+  ASSERT_TRUE(c.run_until([&] { return follows() > before; }, Duration::seconds(60)));
+  const Broker::MetadataCache& cache = c.broker(f)->metadata();
+  EXPECT_EQ(cache.brokers.count(leader), 1u);
+  EXPECT_EQ(cache.brokers.count(f), 1u);
+  EXPECT_EQ(cache.partitions.count(tp), 1u);
+  ASSERT_TRUE(c.run_until([&] { return c.broker(leader)->metadata().brokers.count(f) == 1; }, Duration::seconds(5)));
+  ASSERT_TRUE(c.run_until([&] { return c.state(tp)->isr.size() == 3; }, Duration::seconds(30)));
+}
+
 // Each step of a look sends its requests as it ends. Broker x, leader of
 // t-0, is cut off from ZooKeeper until its session expires; the controller
 // moves t-0 to d, which x, still serving, never hears. Then, in one look, x
