@@ -86,6 +86,7 @@ void Controller::start() {
 void Controller::stop(StopKind how) {
   if (!active_) return;
   active_ = false;
+  held_.clear();
   std::vector<std::pair<Abort, AbortCase>> aborts;
   if (current_abort_) {
     aborts.emplace_back(std::move(current_abort_), how == StopKind::queue_cleared ? AbortCase::running_expired
@@ -476,6 +477,7 @@ void Controller::on_broker_failure(const std::vector<BrokerId>& brokers, const B
   }
   for (BrokerId b : brokers) {
     live_.erase(b);
+    held_.erase(b);  // removeBroker: its queue goes with it
     shutting_down_.erase(b);
   }
   batch->metadata_to_all = true;
@@ -947,18 +949,35 @@ void Controller::send_update_metadata(const std::vector<BrokerId>& to,
 }
 
 void Controller::send_request(BrokerId to, Request request) {
-  auto it = live_.find(to);
-  if (it == live_.end() || !active_ || departed_.count(to) != 0) return;
-  const Endpoint& ep = it->second.first;
+  if (!alive(to) || !active_ || departed_.count(to) != 0) return;
+  if (auto held = held_.find(to); held != held_.end()) {
+    held->second.push_back(std::move(request));  // behind the one being retried
+    return;
+  }
+  transmit(to, std::move(request));
+}
+
+void Controller::transmit(BrokerId to, Request request) {
+  const Endpoint& ep = live_.at(to).first;
   auto copy = std::make_shared<Request>(request);
   channel_.send(to, NodeAddress{ep.host, ep.port}, std::move(request),
                 [this, to, copy](SendError error, const Response*) {
                   if (error == SendError::none || !active_ || !alive(to)) return;
-                  // RequestSendThread keeps resending to a live broker.
-                  env_.ctx->after(kResendDelay, [this, to, copy] {
-                    if (active_ && alive(to)) send_request(to, *copy);
-                  });
+                  // RequestSendThread keeps resending to a live broker. The
+                  // requests queued behind this one fail with it, in order,
+                  // and join it.
+                  auto [held, first] = held_.try_emplace(to);
+                  held->second.push_back(std::move(*copy));
+                  if (first) env_.ctx->after(kResendDelay, [this, to] { release_held(to); });
                 });
+}
+
+void Controller::release_held(BrokerId to) {
+  auto held = held_.find(to);
+  if (held == held_.end()) return;
+  std::vector<Request> requests = std::move(held->second);
+  held_.erase(held);
+  for (Request& r : requests) send_request(to, std::move(r));
 }
 
 // --- AlterIsr ----------------------------------------------------------------------------

@@ -94,6 +94,11 @@ class Controller {
   // --- inspection -------------------------------------------------------------
   ControllerEpoch epoch() const { return epoch_; }
   const std::map<BrokerId, std::pair<Endpoint, int64_t>>& live_brokers() const { return live_; }
+  // Requests to `b` waiting to be sent again after a failed send (tests).
+  size_t held_requests(BrokerId b) const {
+    auto it = held_.find(b);
+    return it == held_.end() ? 0 : it->second.size();
+  }
   struct PartitionInfo {
     std::vector<BrokerId> replicas;
     std::optional<znodes::LeaderAndIsr> state;  // none while the partition is new
@@ -187,6 +192,10 @@ class Controller {
   void send_update_metadata(const std::vector<BrokerId>& to, const std::vector<PartitionState>& states);
   void send(const Batch& batch);
   void send_request(BrokerId to, Request request);
+  // Puts a request on the broker's channel; a failed one is held (below).
+  void transmit(BrokerId to, Request request);
+  // Sends again, in order, what is held for `to`.
+  void release_held(BrokerId to);
   void schedule_rebalance(sim::Duration delay);
   // A fenced write failed: another controller has taken over.
   void moved(const std::string& why);
@@ -229,6 +238,13 @@ class Controller {
   // The brokers one look at /brokers/ids found gone, while that look is
   // handled: Kafka removes their channels first, so no step sends to them.
   std::set<BrokerId> departed_;
+  // Per broker, the requests whose send failed and everything sent to that
+  // broker since, in order, until they go again after kResendDelay: Kafka's
+  // RequestSendThread retries the request at the head of the broker's queue
+  // and sends nothing behind it meanwhile, so requests never overtake one
+  // another (an UpdateMetadata that did would leave older states in the
+  // broker's cache).
+  std::map<BrokerId, std::vector<Request>> held_;
   uint64_t partitions_version_ = 0;
   // Every access to partitions_ that may insert or write goes through here.
   PartitionInfo& change_partition(const TopicPartition& tp) {

@@ -269,6 +269,32 @@ TEST(KafkaCluster, AReturningBrokerGetsUpdateMetadataBeforeItsLeaderAndIsr) {
   ASSERT_TRUE(c.run_until([&] { return c.state(tp)->isr.size() == 3; }, Duration::seconds(30)));
 }
 
+// The controller's requests to a broker never overtake one another: after a
+// failed send, RequestSendThread retries the request at the head of the
+// broker's queue and sends nothing behind it meanwhile. Broker b is cut off
+// from the controller while topic t is created, so t's UpdateMetadata to b
+// fails when controller.socket.timeout.ms passes; the cut is healed and topic
+// u created before the retry. b must learn of t no later than of u (sent
+// at once, u's would have reached b 100 ms before t's).
+TEST(KafkaCluster, ControllerRequestsToABrokerKeepTheirOrderAcrossAFailedSend) {
+  Cluster c({.brokers = 3});
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  const BrokerId controller = *c.controller();
+  const std::vector<BrokerId> others = c.broker_ids_except(controller);
+  const BrokerId b = others[0], x = others[1];
+  cut(c, controller, b);
+  ASSERT_EQ(c.create_topic("t", 1, 1, {}, {{0, {x}}}), ErrorCode::none);
+  const Controller& ctl = *c.broker(controller)->controller();
+  ASSERT_TRUE(c.run_until([&] { return ctl.held_requests(b) > 0; }, Duration::seconds(60)));
+  c.world().network().heal();
+  ASSERT_EQ(c.create_topic("u", 1, 1, {}, {{0, {x}}}), ErrorCode::none);
+  const auto knows = [&](const std::string& topic) { return c.broker(b)->metadata().partitions.count({topic, 0}) != 0; };
+  ASSERT_TRUE(c.run_until([&] { return knows("u"); }, Duration::seconds(5)));
+  EXPECT_TRUE(knows("t")) << "u's UpdateMetadata overtook t's";
+  EXPECT_EQ(ctl.held_requests(b), 0u);
+}
+
 // Each step of a look sends its requests as it ends. Broker x, leader of
 // t-0, is cut off from ZooKeeper until its session expires; the controller
 // moves t-0 to d, which x, still serving, never hears. Then, in one look, x
