@@ -517,10 +517,10 @@ void Controller::on_broker_startup(const std::vector<BrokerId>& brokers, const B
   }
   // KafkaController.onBrokerStartup begins with UpdateMetadata, sent at
   // once: the brokers already up learn of the new ones (no partition
-  // states), the new ones get every partition's state. So a leader knows a
-  // returning follower is alive before that follower hears of its
-  // partitions and fetches (KAFKA-14140's ISR eligibility). The new
-  // replicas' LeaderAndIsr and the elections go out as the step ends.
+  // states), the new ones get every partition's state, so a new broker's
+  // cache is filled before its LeaderAndIsr arrives on the same connection.
+  // The new replicas' LeaderAndIsr and the elections (which may take
+  // ZooKeeper round trips first) go out as the step ends.
   std::vector<BrokerId> existing;
   for (const auto& [b, _] : live_) {
     if (!contains(brokers, b)) existing.push_back(b);
