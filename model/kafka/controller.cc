@@ -940,11 +940,8 @@ void Controller::send(const Batch& batch) {
 
 void Controller::send_update_metadata(const std::vector<BrokerId>& to,
                                       const std::vector<PartitionState>& states) {
-  if (!active_) return;
   for (BrokerId broker : to) {
-    if (alive(broker)) {
-      send_request(broker, UpdateMetadataRequest{env_.config->broker_id, epoch_, states, live_list()});
-    }
+    send_request(broker, UpdateMetadataRequest{env_.config->broker_id, epoch_, states, live_list()});
   }
 }
 

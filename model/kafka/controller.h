@@ -188,7 +188,7 @@ class Controller {
   void add_leader_and_isr(const BatchPtr& batch, const TopicPartition& tp, bool is_new = false,
                           BrokerId except = kNoBroker);
   // UpdateMetadata with these partition states and the live brokers, to
-  // each of `to` that is alive.
+  // each of `to` (send_request skips a broker not alive).
   void send_update_metadata(const std::vector<BrokerId>& to, const std::vector<PartitionState>& states);
   void send(const Batch& batch);
   void send_request(BrokerId to, Request request);
