@@ -723,7 +723,11 @@ void Broker::park(sim::SocketId socket, ServerConnection& c, RequestFrame frame)
 }
 
 void Broker::isr_write_ended(const TopicPartition& tp) {
-  if (!config_.replication_rules.isr_write_holds_partition_lock) return;
+  if (config_.replication_rules.isr_write_holds_partition_lock) release_partition_lock(tp);
+  if (shrink_pass_active_) continue_shrink_pass();
+}
+
+void Broker::release_partition_lock(const TopicPartition& tp) {
   // In the order they came: a request that still waits keeps its place.
   // Each leaves parked_ before it is served, so that what its answer sets
   // off (the next request of its connection) sees the handlers as they are.
@@ -755,7 +759,6 @@ void Broker::isr_write_ended(const TopicPartition& tp) {
     }
   }
   for (const auto& [id, due] : fetches) try_complete_fetch(id, due);
-  if (shrink_pass_active_) continue_shrink_pass();
 }
 
 namespace {
@@ -1178,14 +1181,14 @@ Offset Broker::append_to_offsets_partition(const TopicPartition& tp, std::vector
 }
 
 void Broker::maybe_expand_isr(Partition& p, BrokerId fetcher) {
-  if (p.isr_write_in_flight || !p.can_join_isr(fetcher)) return;
+  if (p.isr_write_in_flight || p.isr_change_given_up || !p.can_join_isr(fetcher)) return;
   std::vector<BrokerId> isr = p.isr();
   isr.push_back(fetcher);
   write_isr(p, std::move(isr), "expand");
 }
 
 void Broker::shrink_isrs() {
-  if (config_.replication_rules.isr_write_holds_partition_lock) {
+  if (!config_.replication_rules.isr_changes_through_controller) {
     if (shrink_pass_active_) return;  // the last pass still waits on a write
     shrink_pass_.clear();
     shrink_front_started_ = false;
@@ -1201,7 +1204,7 @@ void Broker::shrink_isrs() {
 }
 
 bool Broker::maybe_shrink_isr(Partition& p, int64_t now_ms) {
-  if (!p.is_leader()) return false;
+  if (!p.is_leader() || p.isr_change_given_up) return false;
   const std::vector<BrokerId> lagging = p.out_of_sync(now_ms, config_.replica_lag_time_max_ms);
   if (lagging.empty()) return false;
   std::vector<BrokerId> isr;
@@ -1215,13 +1218,17 @@ bool Broker::maybe_shrink_isr(Partition& p, int64_t now_ms) {
 void Broker::continue_shrink_pass() {
   while (!shrink_pass_.empty()) {
     Partition* p = find_partition(shrink_pass_.front());
-    // The front partition's own shrink, or an expand on its way, holds its
-    // lock: the pass waits for it (inWriteLock); after an expand it looks
-    // at the partition, after its own shrink it moves on.
-    if (p != nullptr && p->isr_write_in_flight) return;
+    // The pass waits for the front partition's own shrink (the write is
+    // synchronous on its thread) and, where the write holds the partition's
+    // lock, for an expand on its way too (inWriteLock); after an expand it
+    // looks at the partition, after its own shrink it moves on. From 3.1 an
+    // expand's write holds no lock: the pass finds the change in flight
+    // (isrState.isInflight) and passes the partition by.
+    const bool writing = p != nullptr && p->isr_write_in_flight;
+    if (writing && (shrink_front_started_ || config_.replication_rules.isr_write_holds_partition_lock)) return;
     const bool shrunk = shrink_front_started_;
     shrink_front_started_ = false;
-    if (!shrunk && p != nullptr && maybe_shrink_isr(*p, ctx().now().us() / 1000)) {
+    if (!shrunk && p != nullptr && !writing && maybe_shrink_isr(*p, ctx().now().us() / 1000)) {
       shrink_front_started_ = true;
       return;
     }
@@ -1292,13 +1299,19 @@ void Broker::apply_isr_write(const IsrWrite& w, zk::Error e, int32_t version) {
   if (p == nullptr) return;
   p->isr_write_in_flight = false;
   if (!p->is_leader() || p->leader_epoch() != w.state.leader_epoch) return;
-  p->clear_pending_isr();
   if (e != zk::Error::ok) {
     // Partition.updateIsr: a BADVERSION means the controller changed the
-    // state; it will tell us with LeaderAndIsr.
+    // state; it will tell us with LeaderAndIsr. From 2.7 the change stays
+    // pending until then; before, the partition is free to try again.
     ctx().trace("isr_update_failed", {{"partition", to_string(w.tp)}, {"error", zk::to_string(e)}});
+    if (config_.replication_rules.zk_isr_failure_stays_pending) {
+      p->isr_change_given_up = true;
+    } else {
+      p->clear_pending_isr();
+    }
     return;
   }
+  p->clear_pending_isr();
   p->set_isr(w.state.isr, version);
   ctx().trace(std::string("isr_") + w.why, {{"partition", to_string(w.tp)},
                                              {"from", w.old_isr},
@@ -1318,6 +1331,8 @@ void Broker::forget_isr_proposal(Partition& p) {
   // ignored. 2.8.2 also drops the change from the manager's map
   // (alterIsrManager.clearPending); from 3.0 there is no such call, and the
   // old item stays there until answered (alter_isr_keeps_sent_change).
+  // A change written to ZooKeeper and given up is dropped the same way.
+  p.isr_change_given_up = false;
   if (!config_.replication_rules.isr_changes_through_controller) return;
   p.isr_write_in_flight = false;
   p.isr_proposal = 0;
@@ -1358,6 +1373,7 @@ void Broker::maybe_send_alter_isr() {
   auto request = std::make_shared<AlterIsrRequest>();
   request->broker_id = config_.broker_id;
   request->broker_epoch = broker_epoch_;
+  request->by_topic_id = config_.replication_rules.alter_isr_by_topic_id;
   auto items = std::make_shared<AlterIsrItems>();
   for (const auto& [tp, item] : alter_isr_unsent_) {
     request->partitions.push_back(item.change);
@@ -1442,6 +1458,7 @@ void Broker::apply_alter_isr(const AlterIsrItem& item, const AlterIsrPartitionRe
     ctx().trace("isr_update_failed", {{"partition", partition}, {"error", to_string(r.error)}});
     switch (r.error) {
       case ErrorCode::ineligible_replica:
+      case ErrorCode::operation_not_attempted:
         // 3.3 on: the controller says it applied nothing; back to the last
         // committed ISR, free to propose again.
         p->isr_write_in_flight = false;
@@ -1459,7 +1476,8 @@ void Broker::apply_alter_isr(const AlterIsrItem& item, const AlterIsrPartitionRe
           case AlterIsrRetry::stays_pending:
             return;
           case AlterIsrRetry::falls_back:
-            ctx().trace("isr_update_failed", {{"partition", partition}, {"error", "OPERATION_NOT_ATTEMPTED"}});
+            ctx().trace("isr_update_failed",
+                        {{"partition", partition}, {"error", to_string(ErrorCode::operation_not_attempted)}});
             p->isr_write_in_flight = false;
             p->clear_pending_isr();
             return;

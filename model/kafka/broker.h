@@ -164,9 +164,11 @@ class Broker final : public sim::Process {
     return parked_.size() >= static_cast<size_t>(config_.num_io_threads);
   }
   void park(sim::SocketId socket, ServerConnection& c, RequestFrame frame);
-  // An ISR write of `tp` ended: parked requests that can go on are served,
-  // waiting fetches retried, and the ISR-expiration pass goes on.
+  // An ISR write of `tp` ended: the partition's lock is released (where the
+  // write holds it), and the ISR-expiration pass goes on.
   void isr_write_ended(const TopicPartition& tp);
+  // Parked requests that can go on are served, waiting fetches retried.
+  void release_partition_lock(const TopicPartition& tp);
   struct Parked {
     sim::SocketId socket;
     RequestFrame frame;
@@ -216,10 +218,12 @@ class Broker final : public sim::Process {
   void shrink_isrs();
   // Starts the shrink of `p`'s ISR if followers lag; true if a write went out.
   bool maybe_shrink_isr(Partition& p, int64_t now_ms);
-  // The 2.2 profile's ISR-expiration pass: one scheduler thread goes through
-  // the partitions in turn, each write synchronous (ReplicaManager.
-  // maybeShrinkIsr), so a write that waits for ZooKeeper holds up the rest
-  // of the pass, and the next pass waits for this one (scheduleAtFixedRate).
+  // The ISR-expiration pass of a broker writing ZooKeeper itself (2.2, 2.3,
+  // and later releases on a protocol below 2.7-IV2): one scheduler thread
+  // goes through the partitions in turn, each write synchronous
+  // (ReplicaManager.maybeShrinkIsr; ZkIsrManager.submit), so a write that
+  // waits for ZooKeeper holds up the rest of the pass, and the next pass
+  // waits for this one (scheduleAtFixedRate).
   void continue_shrink_pass();
   std::deque<TopicPartition> shrink_pass_;
   bool shrink_pass_active_ = false;

@@ -140,6 +140,7 @@ enum class Kind {
   choice,          // one of `choices` ("a|b|c"), case-sensitive as in Kafka
   zero_only,       // an integer that must be 0 (a feature the model lacks)
   cleanup_policy,  // a list of delete/compact that must be just delete
+  message_format,  // a version whose record format is v2 (0.11.0 or later)
 };
 
 struct KeyRule {
@@ -165,7 +166,6 @@ constexpr KeyRule kBrokerRules[] = {
     {.key = "connections.max.idle.ms", .kind = Kind::integer, .min = -1, .max = kMaxInt64},
     {.key = "delete.topic.enable", .kind = Kind::boolean},
     {.key = "fetch.purgatory.purge.interval.requests", .kind = Kind::integer},
-    {.key = "inter.broker.protocol.version", .kind = Kind::text},
     {.key = "kafka.metrics.polling.interval.secs", .kind = Kind::integer, .min = 1},
     {.key = "kafka.metrics.reporters", .kind = Kind::text},
     {.key = "log.cleaner.enable", .kind = Kind::boolean},
@@ -239,7 +239,9 @@ constexpr KeyRule kTopicRules[] = {
     {.key = "leader.replication.throttled.replicas", .kind = Kind::text},
     {.key = "max.compaction.lag.ms", .kind = Kind::integer, .min = 1, .max = kMaxInt64},
     {.key = "message.downconversion.enable", .kind = Kind::boolean},
-    {.key = "message.format.version", .kind = Kind::text},
+    // Checked here against every version a release knows: a topic's
+    // configuration has no release of its own.
+    {.key = "message.format.version", .kind = Kind::message_format},
     {.key = "message.timestamp.difference.max.ms", .kind = Kind::integer, .max = kMaxInt64},
     {.key = "message.timestamp.type", .kind = Kind::choice, .choices = "CreateTime|LogAppendTime"},
     {.key = "min.compaction.lag.ms", .kind = Kind::integer, .max = kMaxInt64},
@@ -292,6 +294,27 @@ bool check_cleanup_policy(const Properties& props, const std::string& key,
   return deletes;
 }
 
+// A message format version (log.message.format.version, a topic's
+// message.format.version): a version `newest` knows and, when the broker
+// uses it, one whose record format is v2. The older formats (v0, v1: no
+// producer ids, sequence numbers or leader epochs in a batch, and a broker
+// converting between formats) are not modelled.
+void check_message_format(const Properties& props, const std::string& key,
+                          InterBrokerProtocol newest, bool used = true) {
+  const std::string& value = props.values.at(key);
+  const std::optional<InterBrokerProtocol> v = find_inter_broker_protocol(value);
+  if (!v || *v > newest) {
+    throw props.error(key, fmt::format("'{}' is not a Kafka version (expected one from 0.8.0 to {}, "
+                                       "such as 2.8 or 2.8-IV1)",
+                                       value, newest.name()));
+  }
+  if (used && *v < inter_broker_protocol("0.11.0-IV0")) {
+    throw props.error(key, fmt::format("'{}' asks for record format v{}, which is not modelled; "
+                                       "only record format v2 (0.11.0 and later) is",
+                                       value, *v < inter_broker_protocol("0.10.0-IV0") ? 0 : 1));
+  }
+}
+
 void check_rule(const Properties& props, const KeyRule& rule) {
   const std::string key(rule.key);
   if (!props.has(key)) return;
@@ -322,6 +345,9 @@ void check_rule(const Properties& props, const KeyRule& rule) {
     case Kind::cleanup_policy:
       check_cleanup_policy(props, key);
       break;
+    case Kind::message_format:
+      check_message_format(props, key, newest_inter_broker_protocol(VersionProfile::v3_9));
+      break;
   }
 }
 
@@ -344,6 +370,7 @@ const std::vector<std::string>& broker_keys_with_effect() {
       "group.max.size",
       "group.min.session.timeout.ms",
       "inter.broker.listener.name",
+      "inter.broker.protocol.version",
       "kafkasim.truncation",
       "leader.imbalance.check.interval.seconds",
       "leader.imbalance.per.broker.percentage",
@@ -713,6 +740,80 @@ const char* to_string(VersionProfile v) {
   return "?";
 }
 
+// --- inter.broker.protocol.version ---------------------------------------------------
+
+namespace {
+
+// Every inter-broker protocol version Kafka has named, oldest first
+// (ApiVersion.allVersions in 2.8.2, MetadataVersion in 3.9).
+constexpr std::string_view kInterBrokerProtocols[] = {
+    "0.8.0",      "0.8.1",      "0.8.2",      "0.9.0",      "0.10.0-IV0", "0.10.0-IV1",
+    "0.10.1-IV0", "0.10.1-IV1", "0.10.1-IV2", "0.10.2-IV0", "0.11.0-IV0", "0.11.0-IV1",
+    "0.11.0-IV2", "1.0-IV0",    "1.1-IV0",    "2.0-IV0",    "2.0-IV1",    "2.1-IV0",
+    "2.1-IV1",    "2.1-IV2",    "2.2-IV0",    "2.2-IV1",    "2.3-IV0",    "2.3-IV1",
+    "2.4-IV0",    "2.4-IV1",    "2.5-IV0",    "2.6-IV0",    "2.7-IV0",    "2.7-IV1",
+    "2.7-IV2",    "2.8-IV0",    "2.8-IV1",    "3.0-IV0",    "3.0-IV1",    "3.1-IV0",
+    "3.2-IV0",    "3.3-IV0",    "3.3-IV1",    "3.3-IV2",    "3.3-IV3",    "3.4-IV0",
+    "3.5-IV0",    "3.5-IV1",    "3.5-IV2",    "3.6-IV0",    "3.6-IV1",    "3.6-IV2",
+    "3.7-IV0",    "3.7-IV1",    "3.7-IV2",    "3.7-IV3",    "3.7-IV4",    "3.8-IV0",
+    "3.9-IV0",    "4.0-IV0",    "4.0-IV1",
+};
+constexpr int kInterBrokerProtocolCount =
+    static_cast<int>(sizeof(kInterBrokerProtocols) / sizeof(kInterBrokerProtocols[0]));
+
+// "2.7-IV2" -> "2.7"; a name without a sub-version is its own short form.
+std::string_view short_name(std::string_view full) { return full.substr(0, full.find('-')); }
+
+}  // namespace
+
+std::string_view InterBrokerProtocol::name() const {
+  SIM_ASSERT(ordinal >= 0 && ordinal < kInterBrokerProtocolCount, "no inter-broker protocol {}",
+             ordinal);
+  return kInterBrokerProtocols[ordinal];
+}
+
+InterBrokerProtocol inter_broker_protocol(std::string_view full_name) {
+  for (int i = 0; i < kInterBrokerProtocolCount; ++i) {
+    if (kInterBrokerProtocols[i] == full_name) return InterBrokerProtocol{i};
+  }
+  SIM_ASSERT(false, "no inter-broker protocol named {}", full_name);
+  return {};
+}
+
+std::optional<InterBrokerProtocol> find_inter_broker_protocol(std::string_view s) {
+  const size_t keep = s.substr(0, 2) == "0." ? 3 : 2;
+  size_t end = 0;
+  for (size_t parts = 0; parts < keep && end != std::string_view::npos; ++parts) {
+    end = s.find('.', parts == 0 ? 0 : end + 1);
+  }
+  const std::string_view key = s.substr(0, end);
+  for (int i = 0; i < kInterBrokerProtocolCount; ++i) {
+    if (kInterBrokerProtocols[i] == key) return InterBrokerProtocol{i};
+  }
+  for (int i = kInterBrokerProtocolCount - 1; i >= 0; --i) {
+    if (short_name(kInterBrokerProtocols[i]) == key) return InterBrokerProtocol{i};
+  }
+  return std::nullopt;
+}
+
+InterBrokerProtocol newest_inter_broker_protocol(VersionProfile v) {
+  switch (v) {
+    case VersionProfile::v2_2: return inter_broker_protocol("2.2-IV1");
+    case VersionProfile::v2_3: return inter_broker_protocol("2.3-IV1");
+    case VersionProfile::v2_8: return inter_broker_protocol("2.8-IV1");
+    case VersionProfile::v3_1: return inter_broker_protocol("3.1-IV0");
+    // 3.9 names 4.0-IV0 and 4.0-IV1 too, not yet for production; a
+    // ZooKeeper-mode 3.9 broker reads them as any other.
+    case VersionProfile::v3_9: return inter_broker_protocol("4.0-IV1");
+  }
+  return {};
+}
+
+InterBrokerProtocol default_inter_broker_protocol(VersionProfile v) {
+  // MetadataVersion.LATEST_PRODUCTION in 3.9; ApiVersion.latestVersion before.
+  return v == VersionProfile::v3_9 ? inter_broker_protocol("3.9-IV0") : newest_inter_broker_protocol(v);
+}
+
 VersionProfile parse_version_profile(const std::string& s, const std::string& source,
                                      const std::string& key) {
   // major.minor or major.minor.patch, digits only.
@@ -767,9 +868,78 @@ const std::vector<std::string> kTopicConfigKeys = [] {
   return keys;
 }();
 
+namespace {
+
+// The mechanisms a broker's inter-broker protocol switches, on top of its
+// release's (default_broker_config).
+void apply_inter_broker_protocol(BrokerConfig& c) {
+  const InterBrokerProtocol ibp = c.inter_broker_protocol;
+  ReplicationRules& r = c.replication_rules;
+  // AlterIsr from 2.7 on protocol 2.7-IV2 (isAlterIsrSupported, KafkaServer
+  // picks the manager by it); otherwise the leader writes ZooKeeper itself,
+  // holding the partition's lock until 3.0.
+  r.isr_changes_through_controller =
+      c.version >= VersionProfile::v2_8 && ibp >= inter_broker_protocol("2.7-IV2");
+  r.isr_write_holds_partition_lock = !r.isr_changes_through_controller && c.version < VersionProfile::v3_1;
+  // KafkaServer.startup: a ZooKeeper-based producer-id manager, which claims
+  // its first block as it is built, unless the protocol allows
+  // AllocateProducerIds (isAllocateProducerIdsSupported, 3.0-IV0; 3.1.0, 3.9).
+  c.startup_rules.producer_id_block_at_startup =
+      c.version < VersionProfile::v3_1 || ibp < inter_broker_protocol("3.0-IV0");
+  // AlterPartitionManager.buildRequest: topic ids (and so AlterPartition
+  // version 2 and up) from 2.8-IV0 (isTopicIdsSupported, KIP-516).
+  r.alter_isr_by_topic_id = ibp >= inter_broker_protocol("2.8-IV0");
+}
+
+// inter.broker.protocol.version: a version the release knows (KafkaConfig
+// refuses any other: "Version `x` is not a valid version"), from 2.1-IV1,
+// the oldest the model's replicas speak.
+InterBrokerProtocol parse_inter_broker_protocol(const Properties& props, VersionProfile version) {
+  const std::string key = "inter.broker.protocol.version";
+  if (!props.has(key)) return default_inter_broker_protocol(version);
+  const std::string& value = props.values.at(key);
+  const InterBrokerProtocol newest = newest_inter_broker_protocol(version);
+  const std::optional<InterBrokerProtocol> ibp = find_inter_broker_protocol(value);
+  if (!ibp || *ibp > newest) {
+    throw props.error(key, fmt::format("'{}' is not a version Kafka {} knows (expected one from "
+                                       "0.8.0 to {}, such as {} or {})",
+                                       value, to_string(version), newest.name(),
+                                       short_name(default_inter_broker_protocol(version).name()),
+                                       default_inter_broker_protocol(version).name()));
+  }
+  if (*ibp < inter_broker_protocol("2.1-IV1")) {
+    const std::string named = value == ibp->name() ? fmt::format("'{}'", value)
+                                                   : fmt::format("'{}' ({})", value, ibp->name());
+    throw props.error(key, fmt::format("{} is not modelled: below 2.1-IV1 (KIP-320) a follower's "
+                                       "fetch and OffsetsForLeaderEpoch carry no leader epoch, "
+                                       "which the model's replicas always send; use 2.1 or later",
+                                       named));
+  }
+  return *ibp;
+}
+
+// log.message.format.version: read as a version the release knows, and
+// ignored from inter-broker protocol 3.0-IV1 (KIP-724,
+// LogConfig.shouldIgnoreMessageFormatVersion) — still refused when it is
+// not a version at all (LogConfig.MessageFormatVersion parses it).
+void check_log_message_format(const Properties& props, const BrokerConfig& c) {
+  const std::string key = "log.message.format.version";
+  if (!props.has(key)) return;
+  const bool ignored =
+      c.version >= VersionProfile::v3_1 && c.inter_broker_protocol >= inter_broker_protocol("3.0-IV1");
+  // Where it is used, a format above the protocol's is refused too
+  // (KafkaConfig: "can only be used when inter.broker.protocol.version is set
+  // to version ... or higher"), which cannot happen here: every modelled
+  // protocol writes record format v2, the newest.
+  check_message_format(props, key, newest_inter_broker_protocol(c.version), !ignored);
+}
+
+}  // namespace
+
 BrokerConfig default_broker_config(VersionProfile version) {
   BrokerConfig c;  // the 3.9 defaults
   c.version = version;
+  c.inter_broker_protocol = default_inter_broker_protocol(version);
   // listeners=PLAINTEXT://:9092 (3.x); PLAINTEXT://host.name:port with
   // host.name "" and port 9092 (2.x): the same endpoint.
   c.listeners = {Listener{}};
@@ -796,20 +966,22 @@ BrokerConfig default_broker_config(VersionProfile version) {
   c.replication_rules = {.min_isr_holds_high_watermark = v3_9,           // 3.7
                          .new_epoch_forgets_out_of_sync_fetch = v3_9,    // 3.3
                          .no_op_truncation_trims_epochs = v2_8,          // 2.6.1 / 2.7.0
-                         .isr_write_holds_partition_lock = !v2_8,        // until 2.7
+                         // isr_write_holds_partition_lock: apply_inter_broker_protocol
                          .failed_fetch_sleeps = !v3_1,                   // until 3.1
                          .isr_join_needs_live_broker = v3_9,             // 3.3
                          .high_watermark_waits_for_eligible_only = v3_9,  // 3.6
                          .fetch_above_end_completes = v3_9,              // 3.8
                          .unknown_producer_any_sequence = v2_8,          // 2.5
-                         .isr_changes_through_controller = v2_8,         // 2.7
+                         // isr_changes_through_controller: apply_inter_broker_protocol
                          .alter_isr_keeps_sent_change = v3_1,            // 3.0
                          .isr_commit_moves_high_watermark = v3_1,        // 3.1
                          .alter_isr_retry = v3_9   ? AlterIsrRetry::sent_again     // 3.2.1 / 3.3
                                             : v3_1 ? AlterIsrRetry::falls_back     // 3.1
                                                    : AlterIsrRetry::stays_pending,
                          .alter_partition_checks = v3_9,                 // 3.3
-                         .failover_takes_offline_replicas_out_of_isr = v2_3};
+                         .failover_takes_offline_replicas_out_of_isr = v2_3,
+                         .zk_isr_failure_stays_pending = v2_8,           // 2.7
+                         .acks_count_maximal_isr = v2_8};                // 2.7
   c.group_rules = {.join_admission_by_state = v2_8,        // 2.6
                    .heartbeat_while_completing = v2_8,     // 2.7
                    .heartbeat_checks_member_first = v2_3,  // 2.3
@@ -817,8 +989,9 @@ BrokerConfig default_broker_config(VersionProfile version) {
                    .turned_away_drops_pending = v3_1,      // 3.0
                    .rejoin_updates_timeouts = v3_9};       // 3.4 / 3.3.2
   c.startup_rules = {.listen_at_end_of_startup = v3_9,                // 3.5
-                     .producer_id_block_at_startup = !v3_1,           // until 3.0
+                     // producer_id_block_at_startup: apply_inter_broker_protocol
                      .controlled_shutdown_reads_zookeeper = !v3_1};  // until 3.0
+  apply_inter_broker_protocol(c);
   return c;
 }
 
@@ -828,6 +1001,9 @@ BrokerConfig parse_broker_config(const Properties& props, VersionProfile version
   for (const KeyRule& rule : kBrokerRules) check_rule(props, rule);
 
   BrokerConfig c = default_broker_config(version);
+  c.inter_broker_protocol = parse_inter_broker_protocol(props, version);
+  apply_inter_broker_protocol(c);
+  check_log_message_format(props, c);
 
   // broker.id: with broker.id.generation.enable (the default) Kafka takes a
   // configured id only up to reserved.broker.max.id, keeping the ids above

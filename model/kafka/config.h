@@ -9,10 +9,12 @@
 // of that release.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/kafka/types.h"
@@ -32,6 +34,33 @@ const char* to_string(VersionProfile v);
 // decides). Throws model::ConfigError (source/key given) for anything else.
 VersionProfile parse_version_profile(const std::string& s, const std::string& source,
                                      const std::string& key);
+
+// An inter-broker protocol version (inter.broker.protocol.version; Kafka's
+// ApiVersion in 2.x, MetadataVersion in 3.x), by its place in the list of
+// every version Kafka has named, oldest first: "0.8.0" ... "2.7-IV2", "2.8-IV0"
+// ... "3.9-IV0", "4.0-IV1". A broker speaks its release's newest production
+// version unless told an older one, as during a rolling upgrade, where the
+// new binaries run first on the old protocol and the protocol is raised
+// after. The model's mechanisms that a protocol version switches are named
+// by the version they need (ReplicationRules and StartupRules say which).
+struct InterBrokerProtocol {
+  int ordinal = 0;
+  // The full name: "2.7-IV2" ("0.9.0" for the versions before 0.10.0).
+  std::string_view name() const;
+  friend auto operator<=>(const InterBrokerProtocol&, const InterBrokerProtocol&) = default;
+};
+// The version with this full name ("2.7-IV2"); the name must be one.
+InterBrokerProtocol inter_broker_protocol(std::string_view full_name);
+// Kafka's reading of a configured version (ApiVersion.apply,
+// MetadataVersion.fromVersionString): the first three dot-separated parts of
+// a 0.x version and the first two of any other, matched against the full
+// names and the short ones, a short one meaning its release's last ("2.7" is
+// 2.7-IV2, "2.7.1" too). nullopt when it names no version.
+std::optional<InterBrokerProtocol> find_inter_broker_protocol(std::string_view s);
+// The newest version a release line knows, and its default (the newest
+// production one: 3.9 knows 4.0-IV1 but defaults to 3.9-IV0).
+InterBrokerProtocol newest_inter_broker_protocol(VersionProfile v);
+InterBrokerProtocol default_inter_broker_protocol(VersionProfile v);
 
 // How a replica that becomes a follower decides where its log diverges.
 enum class Truncation {
@@ -96,7 +125,14 @@ struct ReplicationRules {
   // waitUntilConnected, no timeout). Meanwhile a request that needs the
   // lock waits on its request handler thread, and the ISR-expiration pass
   // waits on the write. From 2.7 the change goes to the controller
-  // (AlterIsr, KIP-497) and nothing waits.
+  // (AlterIsr, KIP-497) and nothing waits — on inter-broker protocol
+  // 2.7-IV2 or later. Below it, 2.7 to 3.0 still write under the lock
+  // (ZkIsrManager.submit, called inside inWriteLock; 2.8.2), and from 3.1
+  // the write comes after the lock is released (maybeShrinkIsr /
+  // maybeExpandIsr submit outside it; 3.1.0, 3.9), still on the thread that
+  // found the change: the ISR-expiration pass waits for each of its writes
+  // (Broker::continue_shrink_pass), and no request waits for the partition.
+  // Set from the release and the protocol (apply_inter_broker_protocol).
   bool isr_write_holds_partition_lock = false;
   // Until Kafka 3.1 (KAFKA-8529) a replica fetcher whose request fails
   // sleeps replica.fetch.backoff.ms and then delays every partition by as
@@ -176,6 +212,13 @@ struct ReplicationRules {
   // 3.1.0's processAlterIsr checks only for an older leader epoch and an
   // unchanged state, and writes the rest conditional on the leader's version).
   bool alter_partition_checks = false;
+  // From inter-broker protocol 2.8-IV0 (KIP-516) the leader's AlterPartition
+  // names topics by id, which makes it version 2 or later; to an earlier
+  // version a 3.3+ controller answers an ineligible member
+  // OPERATION_NOT_ATTEMPTED instead of INELIGIBLE_REPLICA
+  // (KafkaController.tryProcessAlterPartition, 3.9), which the leader
+  // handles alike. Set by the protocol, not the release.
+  bool alter_isr_by_topic_id = true;
   // From Kafka 2.3 (KAFKA-3143) a controller taking over moves the replicas
   // of dead brokers to OfflineReplica as it starts its replica state
   // machine, which takes them out of every ISR (leader -1 where one led,
@@ -185,6 +228,20 @@ struct ReplicationRules {
   // and one led by a dead broker gets the live part of its ISR in the
   // election alone (ReplicaStateMachine.startup, 2.2.2 against 2.3.0).
   bool failover_takes_offline_replicas_out_of_isr = false;
+  // From Kafka 2.7 a leader that writes its ISR to ZooKeeper itself (on an
+  // inter-broker protocol below 2.7-IV2: ZkIsrManager) and loses the
+  // conditional write keeps the change pending until the next LeaderAndIsr
+  // (Partition.handleAlterIsrResponse: INVALID_UPDATE_VERSION, "Giving up";
+  // 2.8.2, and handleAlterPartitionError in 3.x): it proposes nothing else
+  // for the partition, and its high watermark goes on counting the larger
+  // ISR. 2.2 and 2.3 drop it and look again at the next ISR check
+  // (Partition.updateIsr: "Cached zkVersion ... skip updating ISR").
+  bool zk_isr_failure_stays_pending = false;
+  // From Kafka 2.7 an acks=all write whose records the high watermark has
+  // passed is answered against the maximal ISR: a member whose return is
+  // still pending counts (Partition.checkEnoughReplicasReachOffset,
+  // isrState.maximalIsr); 2.2 and 2.3 count the ISR.
+  bool acks_count_maximal_isr = false;
   friend bool operator==(const ReplicationRules&, const ReplicationRules&) = default;
 };
 
@@ -270,6 +327,9 @@ struct StartupRules {
 
 struct BrokerConfig {
   VersionProfile version = VersionProfile::v3_9;
+  // inter.broker.protocol.version (default: the profile's; see
+  // parse_broker_config for what the model accepts).
+  InterBrokerProtocol inter_broker_protocol = default_inter_broker_protocol(VersionProfile::v3_9);
   BrokerId broker_id = -1;                  // broker.id (required)
   std::vector<Listener> listeners;          // listeners (default PLAINTEXT://:9092)
   std::vector<Listener> advertised_listeners;  // advertised.listeners (default: listeners)

@@ -1068,8 +1068,10 @@ void Controller::do_alter_isr(const AlterIsrRequest& request,
     } else if (checks && std::any_of(change.new_isr.begin(), change.new_isr.end(),
                                      [this](BrokerId b) { return !online(b); })) {
       // KIP-841: every member alive and not shutting down
-      // (ControllerContext.liveBrokerIds).
-      refuse(change.tp, ErrorCode::ineligible_replica);
+      // (ControllerContext.liveBrokerIds); a request before version 2 gets
+      // the older error.
+      refuse(change.tp, request.by_topic_id ? ErrorCode::ineligible_replica
+                                            : ErrorCode::operation_not_attempted);
     } else {
       writes.emplace_back(change, next);
     }

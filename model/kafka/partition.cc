@@ -101,7 +101,7 @@ int32_t Partition::effective_min_isr() const {
 }
 
 bool Partition::under_min_isr_after_append() const {
-  if (!rules_.isr_changes_through_controller) return under_min_isr();
+  if (!rules_.acks_count_maximal_isr) return under_min_isr();
   size_t maximal = isr_.size();
   for (BrokerId r : pending_isr_) maximal += contains(isr_, r) ? 0 : 1;
   return static_cast<int32_t>(maximal) < effective_min_isr();

@@ -157,6 +157,9 @@ class Partition {
 
   // A ZooKeeper write of this partition's ISR is in flight.
   bool isr_write_in_flight = false;
+  // A ZooKeeper write of its ISR failed and the change stays pending until
+  // the next LeaderAndIsr (ReplicationRules::zk_isr_failure_stays_pending).
+  bool isr_change_given_up = false;
   // Which proposal that is, when it went to the controller (AlterIsr): an
   // answer to an older one, or to one a LeaderAndIsr has replaced, is not
   // applied (Partition.handleAlterIsrResponse compares the states).

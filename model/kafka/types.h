@@ -151,6 +151,7 @@ enum class ErrorCode {
   stale_broker_epoch,                // STALE_BROKER_EPOCH (KIP-380)
   invalid_update_version,            // INVALID_UPDATE_VERSION (KIP-497)
   ineligible_replica,                // INELIGIBLE_REPLICA (KIP-841)
+  operation_not_attempted,           // OPERATION_NOT_ATTEMPTED
   unknown_server_error,              // UNKNOWN_SERVER_ERROR
 };
 const char* to_string(ErrorCode e);

@@ -94,6 +94,9 @@ struct AlterIsrRequest {
   BrokerId broker_id = kNoBroker;
   int64_t broker_epoch = -1;
   std::vector<AlterIsrPartition> partitions;
+  // Topics named by id: AlterPartition version 2 or later
+  // (ReplicationRules::alter_isr_by_topic_id).
+  bool by_topic_id = true;
 };
 struct AlterIsrPartitionResponse {
   TopicPartition tp;

@@ -748,12 +748,23 @@ void produce_to(Cluster& c, BrokerId to, const TopicPartition& tp, uint64_t valu
 // partition waits on a request handler thread; with all eight of them
 // waiting, even a Metadata request goes unanswered. Back in touch, the
 // leader learns that its session expired, the write fails and the waiting
-// requests go on. In 2.8 (AlterIsr) nothing waits.
+// requests go on. In 2.8 (AlterIsr) nothing waits. On an inter-broker
+// protocol below 2.7-IV2 (no AlterIsr) 2.8.2 still writes under the lock;
+// 3.1 on write after releasing it.
 TEST(KafkaBroker, In22AnIsrWriteWaitingForZooKeeperHoldsUpThePartitionsRequests) {
-  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8}) {
-    SCOPED_TRACE(to_string(v));
-    const bool locks = v == VersionProfile::v2_2;
-    Cluster c({.brokers = 3, .version = v});
+  struct Case {
+    VersionProfile v;
+    const char* protocol;  // inter.broker.protocol.version, if given
+    bool locks;
+  };
+  for (const Case& k : {Case{VersionProfile::v2_2, nullptr, true}, Case{VersionProfile::v2_8, nullptr, false},
+                        Case{VersionProfile::v2_8, "2.7-IV1", true}, Case{VersionProfile::v3_9, "2.7-IV1", false}}) {
+    const VersionProfile v = k.v;
+    SCOPED_TRACE(fmt::format("{} {}", to_string(v), k.protocol ? k.protocol : ""));
+    const bool locks = k.locks;
+    ClusterOptions o{.brokers = 3, .version = v};
+    if (k.protocol != nullptr) o.broker_properties = {{"inter.broker.protocol.version", k.protocol}};
+    Cluster c(o);
     c.world().trace().keep_lines(true);
     c.start();
     ASSERT_TRUE(c.await_ready());
@@ -865,6 +876,20 @@ TEST(KafkaBroker, ALeaderCutOffFromTheControllerKeepsItsIsrUntilTheHeal) {
 // only then can the leader propose again. The state's version is moved
 // behind the leader's back here by a change sent as if from it (as a lost
 // answer to an earlier proposal would leave it).
+// Moves the version of t-0's state behind its leader's back: an ISR change
+// to [leader, follower] sent to the controller as if from the leader (as a
+// lost answer to an earlier proposal would leave it). The leader's next
+// change carries the old version.
+void move_state_version_behind_the_leader(Cluster& c, const ThreeReplicas& r) {
+  const Partition* p = c.broker(r.leader)->partition(r.tp);
+  const int64_t broker_epoch = c.broker(r.ctl)->controller()->live_brokers().at(r.leader).second;
+  const auto moved = c.request(
+      r.ctl, AlterIsrRequest{r.leader, broker_epoch, {{r.tp, p->leader_epoch(), {r.leader, r.follower}, p->zk_version()}}});
+  ASSERT_TRUE(moved.has_value());
+  ASSERT_EQ(std::get<AlterIsrResponse>(*moved).partitions.at(0).error, ErrorCode::none);
+  EXPECT_EQ(p->isr().size(), 3u) << "the leader does not know";
+}
+
 TEST(KafkaBroker, ARefusedIsrChangeWaitsForTheNextLeaderAndIsr) {
   Cluster c({.brokers = 3});
   c.world().trace().keep_lines(true);
@@ -873,12 +898,7 @@ TEST(KafkaBroker, ARefusedIsrChangeWaitsForTheNextLeaderAndIsr) {
   const auto [ctl, leader, follower, tp] = *started;
   c.run_for(Duration::seconds(1));
   const Partition* p = c.broker(leader)->partition(tp);
-  const int64_t broker_epoch = c.broker(ctl)->controller()->live_brokers().at(leader).second;
-  const auto moved = c.request(ctl, AlterIsrRequest{leader, broker_epoch,
-                                                    {{tp, p->leader_epoch(), {leader, follower}, p->zk_version()}}});
-  ASSERT_TRUE(moved.has_value());
-  ASSERT_EQ(std::get<AlterIsrResponse>(*moved).partitions.at(0).error, ErrorCode::none);
-  EXPECT_EQ(p->isr().size(), 3u) << "the leader does not know";
+  ASSERT_NO_FATAL_FAILURE(move_state_version_behind_the_leader(c, *started));
   // The follower goes silent; the leader's shrink carries the old version.
   ASSERT_TRUE(silence_follower(c, leader, follower, tp));
   ASSERT_TRUE(c.run_until([&] { return count_kind(c, "isr_update_failed") == 1; }, Duration::seconds(60)));
@@ -899,6 +919,69 @@ TEST(KafkaBroker, ARefusedIsrChangeWaitsForTheNextLeaderAndIsr) {
   c.run_for(Duration::seconds(1));  // the answer travels back
   EXPECT_FALSE(p->isr_write_in_flight);
   EXPECT_EQ(p->isr(), (std::vector<BrokerId>{leader, ctl}));
+}
+
+// A leader on an inter-broker protocol below 2.7-IV2 writes its ISR to
+// ZooKeeper itself, whatever its release (KafkaServer picks ZkIsrManager).
+// When the conditional write fails (the state's version moved behind its
+// back), 2.2 drops the change and tries again at each ISR check
+// (Partition.updateIsr), while from 2.7 the leader gives up and keeps it
+// pending until the next LeaderAndIsr (handleAlterIsrResponse:
+// INVALID_UPDATE_VERSION, what ZkIsrManager reports for a failed write).
+TEST(KafkaBroker, AZooKeeperIsrWriteThatFailsIsTriedAgainIn22AndGivenUpFrom27) {
+  for (VersionProfile v : {VersionProfile::v2_2, VersionProfile::v2_8, VersionProfile::v3_9}) {
+    SCOPED_TRACE(to_string(v));
+    const bool from_27 = v != VersionProfile::v2_2;
+    ClusterOptions o{.brokers = 3, .version = v};
+    if (from_27) o.broker_properties = {{"inter.broker.protocol.version", "2.7-IV1"}};
+    Cluster c(o);
+    c.world().trace().keep_lines(true);
+    const auto started = start_three_replicas(c);
+    ASSERT_TRUE(started);
+    const auto [ctl, leader, follower, tp] = *started;
+    c.run_for(Duration::seconds(1));
+    const Partition* p = c.broker(leader)->partition(tp);
+    ASSERT_NO_FATAL_FAILURE(move_state_version_behind_the_leader(c, *started));
+    const auto failed = [&] {
+      size_t n = 0;
+      for (const std::string& line : c.world().trace().lines()) {
+        n += line.find("\"isr_update_failed\"") != std::string::npos && line.find("BADVERSION") != std::string::npos;
+      }
+      return n;
+    };
+    ASSERT_TRUE(silence_follower(c, leader, follower, tp));
+    ASSERT_TRUE(c.run_until([&] { return failed() == 1; }, Duration::seconds(60)));
+    EXPECT_EQ(count_kind(c, "isr_update_failed"), 1u) << "written to ZooKeeper, not sent to the controller";
+    // Three more ISR checks (every replica.lag.time.max.ms / 2).
+    c.run_for(Duration::millis(default_broker_config(v).replica_lag_time_max_ms * 3 / 2 + 100));
+    if (!from_27) {
+      EXPECT_GE(failed(), 3u) << "tried again at each check";
+      EXPECT_FALSE(p->isr_change_given_up);
+      continue;
+    }
+    EXPECT_EQ(failed(), 1u) << "given up";
+    EXPECT_TRUE(p->isr_change_given_up);
+    EXPECT_FALSE(p->isr_write_in_flight);
+    EXPECT_EQ(c.state(tp)->isr, (std::vector<BrokerId>{leader, follower}));
+    // The follower's controlled shutdown: a LeaderAndIsr with ISR [leader]
+    // frees the partition, and the leader writes the controller's replica
+    // back in, itself.
+    c.world().network().heal();
+    const LeaderEpoch before = p->leader_epoch();
+    c.stop_broker(follower);
+    ASSERT_TRUE(c.run_until([&] { return p->leader_epoch() != before; }, Duration::seconds(30)));
+    EXPECT_FALSE(p->isr_change_given_up);
+    ASSERT_TRUE(c.run_until([&] { return c.state(tp)->isr == std::vector<BrokerId>{leader, ctl}; },
+                            Duration::seconds(30)))
+        << "the leader never wrote again";
+    c.run_for(Duration::seconds(1));
+    EXPECT_EQ(p->isr(), (std::vector<BrokerId>{leader, ctl}));
+    // The controller hears of it through /isr_change_notification.
+    const Controller& controller = *c.broker(ctl)->controller();
+    EXPECT_TRUE(c.run_until([&] {
+      return controller.partitions().at(tp).state->isr == std::vector<BrokerId>{leader, ctl};
+    }, Duration::seconds(30)));
+  }
 }
 
 // What the controller makes of a proposed ISR change (KafkaController.
@@ -936,6 +1019,11 @@ TEST(KafkaController, AlterIsrChecksTheBrokerTheLeaderEpochTheVersionAndTheMembe
       // KIP-841: every member must be a live broker not shutting down.
       EXPECT_EQ(one(alter(ctl, epoch, s.leader_epoch, {leader, follower, ctl, 9}, version)).error,
                 ErrorCode::ineligible_replica);
+      // From a leader on a protocol below 2.8-IV0 (AlterPartition v1, no
+      // topic ids) the refusal has the older name.
+      const auto v1 = c.request(ctl, AlterIsrRequest{leader, epoch, {{tp, s.leader_epoch, {leader, 9}, version}}, false});
+      ASSERT_TRUE(v1.has_value());
+      EXPECT_EQ(one(std::get<AlterIsrResponse>(*v1)).error, ErrorCode::operation_not_attempted);
       // A version newer than the controller's own: it is likely no longer
       // the controller.
       EXPECT_EQ(one(alter(ctl, epoch, s.leader_epoch, smaller, version + 1)).error, ErrorCode::not_controller);
@@ -965,66 +1053,78 @@ TEST(KafkaController, AlterIsrChecksTheBrokerTheLeaderEpochTheVersionAndTheMembe
 // 2.2's ISR-expiration pass goes through the partitions on one thread, each
 // write synchronous: the first shrink that waits for ZooKeeper holds up the
 // rest, so the leader's other partition keeps its ISR — and its lock, so it
-// goes on serving — while the first waits.
+// goes on serving — while the first waits. A 3.9 broker on a protocol below
+// 2.7-IV2 (writing ZooKeeper itself) holds up its pass the same way, but
+// writes outside the partition's lock: nothing waits for t-0 either.
 TEST(KafkaBroker, In22AStuckIsrWriteHoldsUpTheRestOfTheShrinkPass) {
-  Cluster c({.brokers = 3, .version = VersionProfile::v2_2});
-  c.world().trace().keep_lines(true);
-  c.start();
-  ASSERT_TRUE(c.await_ready());
-  const BrokerId ctl = *c.controller();
-  const std::vector<BrokerId> others = c.broker_ids_except(ctl);
-  const BrokerId leader = others[0];
-  ASSERT_EQ(c.create_topic("t", 2, 3, {}, {{0, {leader, others[1], ctl}}, {1, {leader, others[1], ctl}}}),
-            ErrorCode::none);
-  cut_from_zookeeper_and_brokers(c, leader);
-  // One record to each partition, straight to the leader: its followers fall behind on both.
-  std::map<int, std::optional<ErrorCode>> produced;
-  const auto produce = [&](int32_t partition, int connection) {
-    produce_to(c, leader, {"t", partition}, static_cast<uint64_t>(connection), connection, &produced[connection]);
-  };
-  produce(0, 1);
-  produce(1, 2);
-  const Partition* p0 = c.broker(leader)->partition({"t", 0});
-  const Partition* p1 = c.broker(leader)->partition({"t", 1});
-  ASSERT_TRUE(c.run_until([&] { return p0->isr_write_in_flight; }, Duration::seconds(60)));
-  c.run_for(Duration::seconds(30));  // three more passes are due meanwhile
-  EXPECT_TRUE(p0->isr_write_in_flight);
-  EXPECT_FALSE(p1->isr_write_in_flight) << "the pass never got past t-0";
-  EXPECT_EQ(p1->isr().size(), 3u);
-  produce(0, 3);
-  produce(1, 4);
-  c.run_for(Duration::seconds(2));
-  EXPECT_FALSE(produced[3].has_value()) << "t-0 waits for its ISR write";
-  EXPECT_EQ(produced[4], ErrorCode::none) << "t-1 is served";
-  // A LeaderAndIsr naming t-0 waits for its lock, and one naming only t-1
-  // waits behind it (replicaStateChangeLock); both go on once the write
-  // ends. (Their contents are the states ZooKeeper holds: answered,
-  // whatever the broker makes of them.)
-  std::vector<int> answered;
-  for (int32_t partition : {0, 1}) {
-    const TopicPartition tp{"t", partition};
-    const auto s = c.state(tp);
-    ASSERT_TRUE(s.has_value());
-    PartitionState ps{tp, s->controller_epoch, s->leader, s->leader_epoch, s->isr, 0, {leader, others[1], ctl}};
-    c.send(leader, LeaderAndIsrRequest{ctl, *c.controller_epoch(), {ps}, {}},
-           [&answered, partition](SendError e, const Response* r) {
-             if (e == SendError::none && r != nullptr) answered.push_back(partition);
-           },
-           true, 10 + partition);
-    c.run_for(Duration::millis(100));
+  for (const bool locks : {true, false}) {
+    SCOPED_TRACE(locks ? "2.2" : "3.9 on 2.7-IV1");
+    ClusterOptions o{.brokers = 3, .version = locks ? VersionProfile::v2_2 : VersionProfile::v3_9};
+    if (!locks) o.broker_properties = {{"inter.broker.protocol.version", "2.7-IV1"}};
+    Cluster c(o);
+    c.world().trace().keep_lines(true);
+    c.start();
+    ASSERT_TRUE(c.await_ready());
+    const BrokerId ctl = *c.controller();
+    const std::vector<BrokerId> others = c.broker_ids_except(ctl);
+    const BrokerId leader = others[0];
+    ASSERT_EQ(c.create_topic("t", 2, 3, {}, {{0, {leader, others[1], ctl}}, {1, {leader, others[1], ctl}}}),
+              ErrorCode::none);
+    cut_from_zookeeper_and_brokers(c, leader);
+    // One record to each partition, straight to the leader: its followers fall behind on both.
+    std::map<int, std::optional<ErrorCode>> produced;
+    const auto produce = [&](int32_t partition, int connection) {
+      produce_to(c, leader, {"t", partition}, static_cast<uint64_t>(connection), connection, &produced[connection]);
+    };
+    produce(0, 1);
+    produce(1, 2);
+    const Partition* p0 = c.broker(leader)->partition({"t", 0});
+    const Partition* p1 = c.broker(leader)->partition({"t", 1});
+    ASSERT_TRUE(c.run_until([&] { return p0->isr_write_in_flight; }, Duration::seconds(60)));
+    c.run_for(Duration::seconds(30));  // more passes are due meanwhile
+    EXPECT_TRUE(p0->isr_write_in_flight);
+    EXPECT_FALSE(p1->isr_write_in_flight) << "the pass never got past t-0";
+    EXPECT_EQ(p1->isr().size(), 3u);
+    produce(0, 3);
+    produce(1, 4);
+    c.run_for(Duration::seconds(2));
+    EXPECT_EQ(produced[4], ErrorCode::none) << "t-1 is served";
+    if (!locks) {
+      EXPECT_EQ(produced[3], ErrorCode::none) << "no lock held";
+      EXPECT_EQ(count_kind(c, "request_waits_for_partition_lock"), 0u);
+      continue;
+    }
+    EXPECT_FALSE(produced[3].has_value()) << "t-0 waits for its ISR write";
+    // A LeaderAndIsr naming t-0 waits for its lock, and one naming only t-1
+    // waits behind it (replicaStateChangeLock); both go on once the write
+    // ends. (Their contents are the states ZooKeeper holds: answered,
+    // whatever the broker makes of them.)
+    std::vector<int> answered;
+    for (int32_t partition : {0, 1}) {
+      const TopicPartition tp{"t", partition};
+      const auto s = c.state(tp);
+      ASSERT_TRUE(s.has_value());
+      PartitionState ps{tp, s->controller_epoch, s->leader, s->leader_epoch, s->isr, 0, {leader, others[1], ctl}};
+      c.send(leader, LeaderAndIsrRequest{ctl, *c.controller_epoch(), {ps}, {}},
+             [&answered, partition](SendError e, const Response* r) {
+               if (e == SendError::none && r != nullptr) answered.push_back(partition);
+             },
+             true, 10 + partition);
+      c.run_for(Duration::millis(100));
+    }
+    c.run_for(Duration::seconds(2));
+    EXPECT_TRUE(answered.empty());
+    size_t parked = 0;
+    for (const std::string& line : c.world().trace().lines()) {
+      parked += line.find("\"request_waits_for_partition_lock\",\"api\":\"LeaderAndIsr\"") != std::string::npos;
+    }
+    EXPECT_EQ(parked, 2u) << "the second waits behind the first";
+    c.world().network().heal();
+    ASSERT_TRUE(c.run_until([&] { return answered.size() == 2; }, Duration::seconds(60)))
+        << "a LeaderAndIsr that waited was never served";
+    std::sort(answered.begin(), answered.end());
+    EXPECT_EQ(answered, (std::vector<int>{0, 1}));
   }
-  c.run_for(Duration::seconds(2));
-  EXPECT_TRUE(answered.empty());
-  size_t parked = 0;
-  for (const std::string& line : c.world().trace().lines()) {
-    parked += line.find("\"request_waits_for_partition_lock\",\"api\":\"LeaderAndIsr\"") != std::string::npos;
-  }
-  EXPECT_EQ(parked, 2u) << "the second waits behind the first";
-  c.world().network().heal();
-  ASSERT_TRUE(c.run_until([&] { return answered.size() == 2; }, Duration::seconds(60)))
-      << "a LeaderAndIsr that waited was never served";
-  std::sort(answered.begin(), answered.end());
-  EXPECT_EQ(answered, (std::vector<int>{0, 1}));
 }
 
 // KIP-207: a new leader whose high watermark is still below the start of
@@ -1513,18 +1613,28 @@ TEST(KafkaBroker, NoRequestIsReadBeforeTheBrokerHasRegistered) {
 // TransactionCoordinator's ProducerIdManager, built in KafkaServer.startup,
 // claims one in its constructor); from 3.0 a broker asks for a block when an
 // InitProducerId needs one (KIP-730). Once three 2.x brokers are up the znode
-// names the third block; a 3.1 or 3.9 cluster's is still empty. Each broker
-// then answers its first InitProducerId from its own block.
+// names the third block; a 3.1 or 3.9 cluster's is still empty — unless
+// its brokers speak an inter-broker protocol below 3.0-IV0, which has no
+// AllocateProducerIds: then they claim as 2.x does (KafkaServer.startup
+// picks the ZooKeeper manager). Each broker then answers its first
+// InitProducerId from its own block.
 TEST(KafkaBroker, Brokers2xClaimAProducerIdBlockAsTheyStart) {
-  for (VersionProfile v : kVersionProfiles) {
-    SCOPED_TRACE(to_string(v));
-    Cluster c({.brokers = 3, .version = v});
+  std::vector<std::pair<VersionProfile, const char*>> cases;
+  for (VersionProfile v : kVersionProfiles) cases.emplace_back(v, nullptr);
+  cases.emplace_back(VersionProfile::v3_1, "2.8");
+  cases.emplace_back(VersionProfile::v3_9, "2.8-IV1");
+  cases.emplace_back(VersionProfile::v3_9, "3.0-IV0");
+  for (const auto& [v, protocol] : cases) {
+    SCOPED_TRACE(fmt::format("{} {}", to_string(v), protocol ? protocol : ""));
+    ClusterOptions o{.brokers = 3, .version = v};
+    if (protocol != nullptr) o.broker_properties = {{"inter.broker.protocol.version", protocol}};
+    Cluster c(o);
     c.start();
     ASSERT_TRUE(c.await_ready());
     c.run_for(Duration::seconds(1));
     const auto data = c.zk_get(znodes::kLatestProducerIdBlock);
     ASSERT_TRUE(data.has_value());
-    if (v >= VersionProfile::v3_1) {
+    if (v >= VersionProfile::v3_1 && (protocol == nullptr || std::string(protocol) == "3.0-IV0")) {
       EXPECT_EQ(*data, "");
     } else {
       const auto block = znodes::decode_producer_id_block(*data);

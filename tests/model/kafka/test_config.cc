@@ -256,6 +256,130 @@ TEST(KafkaConfigDefaults, The22IsrWriteHoldsThePartitionLockOnlyIn22) {
   EXPECT_EQ(error_of(kMinimal + "num.io.threads=0\n").key(), "num.io.threads");
 }
 
+// --- inter.broker.protocol.version ------------------------------------------------------------
+
+std::string ibp_name(std::string_view s) {
+  const auto v = find_inter_broker_protocol(s);
+  return v ? std::string(v->name()) : "none";
+}
+
+// Kafka's reading (ApiVersion.apply, MetadataVersion.fromVersionString): the
+// first two parts (three for 0.x), full or short names, a short name the
+// last of its release.
+TEST(KafkaInterBrokerProtocol, ReadAsKafkaReadsIt) {
+  EXPECT_EQ(ibp_name("2.7"), "2.7-IV2");
+  EXPECT_EQ(ibp_name("2.7.1"), "2.7-IV2");
+  EXPECT_EQ(ibp_name("2.7-IV0"), "2.7-IV0");
+  EXPECT_EQ(ibp_name("2.2"), "2.2-IV1");
+  EXPECT_EQ(ibp_name("3.9"), "3.9-IV0");
+  EXPECT_EQ(ibp_name("4.0"), "4.0-IV1");
+  EXPECT_EQ(ibp_name("0.10.0"), "0.10.0-IV1");
+  EXPECT_EQ(ibp_name("0.10.0-IV0"), "0.10.0-IV0");
+  EXPECT_EQ(ibp_name("0.8.2.1"), "0.8.2");
+  EXPECT_EQ(ibp_name("1.1"), "1.1-IV0");
+  for (const char* bad : {"", "2", "2.9", "2.7-IV3", "2.7-iv2", "0.10", "x.y", "3.10", "10.0"}) {
+    EXPECT_EQ(ibp_name(bad), "none") << bad;
+  }
+  EXPECT_LT(inter_broker_protocol("2.7-IV2"), inter_broker_protocol("2.8-IV0"));
+  EXPECT_LT(inter_broker_protocol("0.11.0-IV2"), inter_broker_protocol("1.0-IV0"));
+}
+
+TEST(KafkaInterBrokerProtocol, EachReleaseSpeaksItsNewestProductionVersion) {
+  const std::pair<VersionProfile, const char*> expected[] = {
+      {VersionProfile::v2_2, "2.2-IV1"}, {VersionProfile::v2_3, "2.3-IV1"},
+      {VersionProfile::v2_8, "2.8-IV1"}, {VersionProfile::v3_1, "3.1-IV0"},
+      {VersionProfile::v3_9, "3.9-IV0"}};
+  for (const auto& [v, name] : expected) {
+    EXPECT_EQ(default_broker_config(v).inter_broker_protocol.name(), name) << to_string(v);
+    EXPECT_EQ(parse(kMinimal, v).inter_broker_protocol.name(), name) << to_string(v);
+  }
+  EXPECT_EQ(newest_inter_broker_protocol(VersionProfile::v3_9).name(), "4.0-IV1");
+  EXPECT_EQ(parse(kMinimal + "inter.broker.protocol.version=4.0\n").inter_broker_protocol.name(), "4.0-IV1");
+  EXPECT_EQ(parse(kMinimal + "inter.broker.protocol.version=2.7\n", VersionProfile::v2_8)
+                .inter_broker_protocol.name(),
+            "2.7-IV2");
+}
+
+TEST(KafkaInterBrokerProtocol, AVersionTheReleaseDoesNotKnowOrTheModelLacksIsAnError) {
+  const ConfigError newer = error_of(kMinimal + "inter.broker.protocol.version=3.0\n", VersionProfile::v2_8);
+  EXPECT_EQ(newer.key(), "inter.broker.protocol.version");
+  EXPECT_TRUE(contains(newer.message(), "'3.0' is not a version Kafka 2.8 knows")) << newer.what();
+  EXPECT_TRUE(contains(newer.message(), "to 2.8-IV1")) << newer.what();
+  const ConfigError junk = error_of(kMinimal + "inter.broker.protocol.version=latest\n");
+  EXPECT_TRUE(contains(junk.message(), "'latest' is not a version Kafka 3.9 knows")) << junk.what();
+  for (const char* old : {"2.1-IV0", "2.0", "0.11.0", "0.10.2"}) {
+    const ConfigError e = error_of(kMinimal + "inter.broker.protocol.version=" + old + "\n", VersionProfile::v2_2);
+    EXPECT_TRUE(contains(e.message(), "is not modelled: below 2.1-IV1")) << e.what();
+  }
+  EXPECT_EQ(parse(kMinimal + "inter.broker.protocol.version=2.1-IV1\n", VersionProfile::v2_2)
+                .inter_broker_protocol.name(),
+            "2.1-IV1");
+}
+
+// What a protocol switches: AlterIsr (2.7-IV2) and with it who writes the
+// ISR and under which lock, AllocateProducerIds (3.0-IV0), AlterPartition by
+// topic id (2.8-IV0). The release's own mechanisms stay.
+TEST(KafkaInterBrokerProtocol, TheProtocolSwitchesWhoWritesTheIsrAndWhoHandsOutProducerIds) {
+  const auto with = [](VersionProfile v, const char* ibp) {
+    return parse(kMinimal + "inter.broker.protocol.version=" + ibp + "\n", v);
+  };
+  const BrokerConfig v28_zk = with(VersionProfile::v2_8, "2.7-IV1");
+  EXPECT_FALSE(v28_zk.replication_rules.isr_changes_through_controller);
+  EXPECT_TRUE(v28_zk.replication_rules.isr_write_holds_partition_lock) << "2.8.2 writes under the lock";
+  EXPECT_TRUE(v28_zk.replication_rules.zk_isr_failure_stays_pending);
+  EXPECT_TRUE(v28_zk.replication_rules.acks_count_maximal_isr);
+  EXPECT_FALSE(v28_zk.replication_rules.alter_isr_by_topic_id);
+  EXPECT_EQ(v28_zk.group_rules, default_broker_config(VersionProfile::v2_8).group_rules);
+  const BrokerConfig v28 = with(VersionProfile::v2_8, "2.7-IV2");
+  EXPECT_TRUE(v28.replication_rules.isr_changes_through_controller);
+  EXPECT_FALSE(v28.replication_rules.isr_write_holds_partition_lock);
+
+  const BrokerConfig v39_zk = with(VersionProfile::v3_9, "2.2");
+  EXPECT_FALSE(v39_zk.replication_rules.isr_changes_through_controller);
+  EXPECT_FALSE(v39_zk.replication_rules.isr_write_holds_partition_lock) << "3.1 on: after the lock";
+  EXPECT_TRUE(v39_zk.startup_rules.producer_id_block_at_startup);
+  EXPECT_TRUE(v39_zk.replication_rules.alter_partition_checks) << "a release's mechanism";
+  EXPECT_TRUE(with(VersionProfile::v3_1, "2.8").startup_rules.producer_id_block_at_startup);
+  EXPECT_FALSE(with(VersionProfile::v3_1, "3.0-IV0").startup_rules.producer_id_block_at_startup);
+  EXPECT_FALSE(with(VersionProfile::v3_9, "2.8-IV0").replication_rules.isr_write_holds_partition_lock);
+  EXPECT_TRUE(with(VersionProfile::v3_9, "2.8-IV0").replication_rules.alter_isr_by_topic_id);
+  EXPECT_FALSE(with(VersionProfile::v3_9, "2.7-IV2").replication_rules.alter_isr_by_topic_id);
+
+  // 2.2 and 2.3 write ZooKeeper at any protocol, and never AllocateProducerIds.
+  const BrokerConfig v22 = with(VersionProfile::v2_2, "2.1");
+  EXPECT_EQ(v22.replication_rules, default_broker_config(VersionProfile::v2_2).replication_rules);
+  EXPECT_EQ(v22.startup_rules, default_broker_config(VersionProfile::v2_2).startup_rules);
+}
+
+// log.message.format.version: a version the release knows, record format v2
+// where it is used; from protocol 3.0-IV1 it is ignored (KIP-724), but must
+// still be a version.
+TEST(KafkaInterBrokerProtocol, TheMessageFormatMustBeAVersionWithRecordFormatTwo) {
+  EXPECT_NO_THROW(parse(kMinimal + "log.message.format.version=0.11.0\n", VersionProfile::v2_2));
+  EXPECT_NO_THROW(parse(kMinimal + "log.message.format.version=2.2-IV1\n", VersionProfile::v2_2));
+  const ConfigError v1 = error_of(kMinimal + "log.message.format.version=0.10.2\n", VersionProfile::v2_2);
+  EXPECT_EQ(v1.key(), "log.message.format.version");
+  EXPECT_TRUE(contains(v1.message(), "record format v1, which is not modelled")) << v1.what();
+  const ConfigError v0 = error_of(kMinimal + "log.message.format.version=0.9.0\n", VersionProfile::v2_8);
+  EXPECT_TRUE(contains(v0.message(), "record format v0")) << v0.what();
+  const ConfigError newer = error_of(kMinimal + "log.message.format.version=2.3\n", VersionProfile::v2_2);
+  EXPECT_TRUE(contains(newer.message(), "'2.3' is not a Kafka version")) << newer.what();
+  // Ignored on 3.x at protocol 3.0-IV1 and later, used below it.
+  EXPECT_NO_THROW(parse(kMinimal + "log.message.format.version=0.10.2\n", VersionProfile::v3_9));
+  EXPECT_NO_THROW(parse(kMinimal + "log.message.format.version=0.10.2\n", VersionProfile::v3_1));
+  EXPECT_TRUE(contains(error_of(kMinimal + "log.message.format.version=0.10.2\n"
+                                           "inter.broker.protocol.version=3.0-IV0\n")
+                           .message(),
+                       "record format v1"));
+  EXPECT_TRUE(contains(error_of(kMinimal + "log.message.format.version=banana\n").message(),
+                       "'banana' is not a Kafka version"));
+  // A topic's message.format.version: any version, record format v2.
+  EXPECT_NO_THROW(topic("message.format.version=2.8\n"));
+  EXPECT_EQ(topic_error_of("message.format.version=0.10.0\n").key(), "message.format.version");
+  EXPECT_TRUE(contains(topic_error_of("message.format.version=0.10.0\n").message(), "record format v1"));
+  EXPECT_TRUE(contains(topic_error_of("message.format.version=5.0\n").message(), "not a Kafka version"));
+}
+
 TEST(KafkaConfigDefaults, KAFKA10706TrimsTheEpochCacheFrom28) {
   EXPECT_FALSE(default_broker_config(VersionProfile::v2_2).replication_rules.no_op_truncation_trims_epochs);
   EXPECT_FALSE(default_broker_config(VersionProfile::v2_3).replication_rules.no_op_truncation_trims_epochs);
@@ -1088,7 +1212,7 @@ TEST(KafkaConfigKeysWithoutEffect, SortedUniqueAndDisjointFromTheModelledKeys) {
   for (const char* modelled : {"broker.id", "listeners", "num.partitions", "log.retention.hours",
                                "group.initial.rebalance.delay.ms", "zookeeper.connect",
                                "num.io.threads", "offsets.topic.segment.bytes",
-                               "message.max.bytes"}) {
+                               "message.max.bytes", "inter.broker.protocol.version"}) {
     EXPECT_EQ(std::count(kBrokerKeysWithoutEffect.begin(), kBrokerKeysWithoutEffect.end(),
                          std::string(modelled)),
               0)
@@ -1100,7 +1224,7 @@ TEST(KafkaConfigKeysWithoutEffect, SortedUniqueAndDisjointFromTheModelledKeys) {
         "num.recovery.threads.per.data.dir", "num.replica.fetchers", "background.threads",
         "compression.type", "log.cleaner.enable", "log.cleanup.policy",
         "delete.topic.enable", "transaction.state.log.min.isr", "zookeeper.set.acl",
-        "log.message.format.version", "inter.broker.protocol.version", "log.index.size.max.bytes",
+        "log.message.format.version", "log.index.size.max.bytes",
         "log.index.interval.bytes", "queued.max.requests", "num.replica.alter.log.dirs.threads",
         "broker.rack"}) {
     EXPECT_EQ(std::count(kBrokerKeysWithoutEffect.begin(), kBrokerKeysWithoutEffect.end(),
@@ -1252,6 +1376,7 @@ TEST(KafkaConfigTopic, KeysWithoutEffectAreAccepted) {
       value = "false";
     }
     if (key == "segment.bytes") value = "1024";
+    if (key == "message.format.version") value = "2.8";
     EXPECT_NO_THROW(topic(key + "=" + value + "\n")) << key;
   }
 }

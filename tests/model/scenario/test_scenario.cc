@@ -276,6 +276,16 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
       {"a misspelt per-broker key", [](nlohmann::json& j) { j["hosts"][1]["brokers"][0]["properties"]["min.insync.replica"] = 2; },
        "s.json: at $.hosts[1].brokers[0].properties[\"min.insync.replica\"]: unknown key; did you mean "
        "'min.insync.replicas'?"},
+      {"a protocol newer than the release", [](nlohmann::json& j) {
+         j["version"] = "2.8";
+         j["hosts"][1]["brokers"][0]["properties"]["inter.broker.protocol.version"] = "3.0";
+       },
+       "s.json: at $.hosts[1].brokers[0].properties[\"inter.broker.protocol.version\"]: '3.0' is not a version "
+       "Kafka 2.8 knows (expected one from 0.8.0 to 2.8-IV1, such as 2.8 or 2.8-IV1)"},
+      {"a protocol the model lacks", [](nlohmann::json& j) { j["kafka"]["properties"]["inter.broker.protocol.version"] = "2.0"; },
+       "s.json: at $.kafka.properties[\"inter.broker.protocol.version\"]: '2.0' (2.0-IV1) is not modelled: below "
+       "2.1-IV1 (KIP-320) a follower's fetch and OffsetsForLeaderEpoch carry no leader epoch, which the model's "
+       "replicas always send; use 2.1 or later"},
       {"an out-of-range Kafka value", [](nlohmann::json& j) { j["kafka"]["properties"]["num.partitions"] = 0; },
        "s.json: at $.kafka.properties[\"num.partitions\"]: expected a positive integer (partitions, at most "
        "2147483647), got '0'"},
