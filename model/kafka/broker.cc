@@ -1107,6 +1107,10 @@ void Broker::become_follower(Partition& p, const std::vector<LiveBroker>& live_l
     // Before KIP-101 a new follower cut its log at its high watermark.
     truncate_to_high_watermark(p);
     p.needs_truncation = false;
+  } else if (config_.replication_rules.truncation_on_fetch && !p.log().epochs().empty()) {
+    // KAFKA-10554: it fetches from its log end at once (Fetching, with its
+    // latest epoch); the leader's answer says where the logs part.
+    p.needs_truncation = false;
   }
   add_to_fetcher(p.tp(), leader, it->endpoint);
 }
@@ -1573,6 +1577,8 @@ void Broker::handle_fetch(FetchRequest r, Reply reply) {
       if (p == nullptr || !p->is_leader()) continue;
       if (fp.current_leader_epoch.value >= 0 && fp.current_leader_epoch != p->leader_epoch()) continue;
       if (fp.fetch_offset > p->log().log_end() || fp.fetch_offset < p->log().log_start()) continue;
+      // updateFollowerFetchState skips a read that found the logs parting.
+      if (diverging_epoch(fp, *p)) continue;
       p->update_follower(r.replica_id, fp.fetch_offset, now_ms);
       maybe_expand_isr(*p, r.replica_id);
       if (p->maybe_increment_high_watermark(now_ms)) on_partition_progress(fp.tp);
@@ -1594,6 +1600,19 @@ void Broker::handle_fetch(FetchRequest r, Reply reply) {
   delayed_fetches_.push_back(std::move(op));  // ids ascend: the vector stays sorted
 }
 
+std::optional<std::pair<LeaderEpoch, Offset>> Broker::diverging_epoch(const FetchPartition& fp,
+                                                                     const Partition& p) const {
+  // Partition.readRecords (KAFKA-10554): the largest epoch this log knows
+  // not above the follower's last fetched one, and where it ends; the logs
+  // part when that is an older epoch or ends before the fetch offset.
+  if (fp.last_fetched_epoch.value < 0) return std::nullopt;
+  const PartitionLog& log = p.log();
+  if (fp.last_fetched_epoch == log.latest_epoch() && fp.fetch_offset <= log.log_end()) return std::nullopt;
+  const auto end = log.end_offset_for_epoch(fp.last_fetched_epoch);
+  if (!end || (end->first >= fp.last_fetched_epoch && end->second >= fp.fetch_offset)) return std::nullopt;
+  return end;
+}
+
 ErrorCode Broker::fetch_error(const FetchPartition& fp, const Partition* p) const {
   if (p == nullptr || !p->is_leader()) {
     const bool known = metadata_.partitions.count(fp.tp) != 0;
@@ -1603,6 +1622,16 @@ ErrorCode Broker::fetch_error(const FetchPartition& fp, const Partition* p) cons
     return ErrorCode::fenced_leader_epoch;
   }
   if (fp.current_leader_epoch > p->leader_epoch()) return ErrorCode::unknown_leader_epoch;
+  if (fp.last_fetched_epoch.value >= 0) {
+    // readRecords: an epoch the log cannot place, or an offset below its
+    // start, is out of range whatever the epochs say; a diverging fetch
+    // is answered without records, even from beyond the log end.
+    if (fp.last_fetched_epoch != p->log().latest_epoch() && !p->log().end_offset_for_epoch(fp.last_fetched_epoch)) {
+      return ErrorCode::offset_out_of_range;
+    }
+    if (fp.fetch_offset < p->log().log_start()) return ErrorCode::offset_out_of_range;
+    if (diverging_epoch(fp, *p)) return ErrorCode::none;
+  }
   if (fp.fetch_offset < p->log().log_start() || fp.fetch_offset > p->log().log_end()) {
     return ErrorCode::offset_out_of_range;
   }
@@ -1644,6 +1673,7 @@ bool Broker::fetch_satisfied(const FetchRequest& r, bool waiting, FetchTargets& 
       const FetchPartition& fp = r.partitions[i];
       const Partition* p = found[i];
       if (fetch_error(fp, p) != ErrorCode::none) return true;
+      if (diverging_epoch(fp, *p)) return true;  // fetchMessages: hasDivergingEpoch
       const Offset upto = fetch_upto(r, *p);
       if (fp.fetch_offset >= upto) continue;
       const int64_t n =
@@ -1668,6 +1698,7 @@ bool Broker::fetch_satisfied(const FetchRequest& r, bool waiting, FetchTargets& 
     const FetchPartition& fp = r.partitions[i];
     const Partition* p = found[i];
     if (fetch_error(fp, p) != ErrorCode::none) return true;
+    if (diverging_epoch(fp, *p)) return true;  // DelayedFetch, case H
     const Offset upto = fetch_upto(r, *p);
     if (fp.fetch_offset == upto) continue;
     const PartitionLog& log = p->log();
@@ -1716,7 +1747,11 @@ std::optional<FetchResponse> Broker::read_for_fetch(const FetchRequest& r, bool 
       pr.log_start_offset = log.log_start();
       pr.log_end_offset = log.log_end();
     }
-    if (pr.error == ErrorCode::none) {
+    const auto diverging = pr.error == ErrorCode::none ? diverging_epoch(fp, *p) : std::nullopt;
+    if (diverging) {
+      pr.diverging_epoch = diverging->first;
+      pr.diverging_end_offset = diverging->second;
+    } else if (pr.error == ErrorCode::none) {
       const Offset upto = fetch_upto(r, *p);
       if (fp.fetch_offset < upto) {
         // The answer's limit goes down by the slice Kafka sends, the part of
@@ -2309,8 +2344,10 @@ void Broker::run_fetcher(BrokerId leader) {
         continue;
       }
     }
-    fetch.partitions.push_back(
-        {tp, p->log().log_end(), p->leader_epoch(), p->log().log_start(), config_.replica_fetch_max_bytes});
+    const LeaderEpoch last_fetched =
+        config_.replication_rules.truncation_on_fetch ? p->log().latest_epoch() : LeaderEpoch{-1};
+    fetch.partitions.push_back({tp, p->log().log_end(), p->leader_epoch(), p->log().log_start(),
+                                config_.replica_fetch_max_bytes, last_fetched});
   }
   const NodeAddress address{f.leader_endpoint.host, f.leader_endpoint.port};
   if (!epochs.partitions.empty()) {
@@ -2413,28 +2450,44 @@ void Broker::on_epoch_response(BrokerId leader, const OffsetsForLeaderEpochRespo
       on_partition_fetch_error(leader, e.tp, e.error);
       continue;
     }
-    PartitionLog& log = p->log();
-    // AbstractFetcherThread.getOffsetTruncationState (KIP-101, KIP-279).
-    if (e.leader_epoch.value < 0 || e.end_offset.value < 0) {
-      truncate_to_high_watermark(*p);
-      p->needs_truncation = false;
-      continue;
-    }
-    const auto ours = log.end_offset_for_epoch(e.leader_epoch);
-    if (!ours) {
-      truncate_to_high_watermark(*p);
-      p->needs_truncation = false;
-    } else if (ours->first != e.leader_epoch) {
-      // We do not know the epoch the leader answered with: cut to the end
-      // of our own epoch below it and ask again with what is left.
-      truncate(*p, std::min(ours->second, log.log_end()), "leader_epoch");
-      p->needs_truncation = !log.epochs().empty();
-      if (!p->needs_truncation) truncate_to_high_watermark(*p);
-    } else {
-      truncate(*p, std::min({e.end_offset, ours->second, log.log_end()}), "leader_epoch");
-      p->needs_truncation = false;
-    }
+    // Not complete: ask again with what is left, or, with no epoch left,
+    // cut at the high watermark.
+    const bool complete = truncate_to_epoch_end(*p, e.leader_epoch, e.end_offset, "leader_epoch");
+    p->needs_truncation = !complete && !p->log().epochs().empty();
+    if (!complete && !p->needs_truncation) truncate_to_high_watermark(*p);
   }
+}
+
+void Broker::take_leader_offsets(Partition& p, const FetchPartitionResponse& pr) {
+  // ReplicaFetcherThread.processPartitionData: the high watermark (capped
+  // at the log end) and the log start the leader's answer names.
+  PartitionLog& log = p.log();
+  p.set_follower_high_watermark(pr.high_watermark);
+  if (pr.log_start_offset > log.log_start() && pr.log_start_offset <= log.log_end()) {
+    log.advance_log_start(pr.log_start_offset);
+  }
+}
+
+bool Broker::truncate_to_epoch_end(Partition& p, LeaderEpoch epoch, Offset end, const char* why) {
+  // AbstractFetcherThread.getOffsetTruncationState (KIP-101, KIP-279).
+  PartitionLog& log = p.log();
+  if (epoch.value < 0 || end.value < 0) {
+    truncate_to_high_watermark(p);
+    return true;
+  }
+  const auto ours = log.end_offset_for_epoch(epoch);
+  if (!ours) {
+    truncate_to_high_watermark(p);
+    return true;
+  }
+  if (ours->first != epoch) {
+    // We do not know the epoch the leader answered with: cut to the end of
+    // our own epoch below it; the next question (or fetch) goes on from there.
+    truncate(p, std::min(ours->second, log.log_end()), why);
+    return false;
+  }
+  truncate(p, std::min({end, ours->second, log.log_end()}), why);
+  return true;
 }
 
 sim::Time Broker::on_fetch_response(BrokerId leader, const FetchResponse& r) {
@@ -2454,16 +2507,24 @@ sim::Time Broker::on_fetch_response(BrokerId leader, const FetchResponse& r) {
     PartitionLog& log = p->log();
     switch (pr.error) {
       case ErrorCode::none:
+        if (pr.diverging_epoch.value >= 0) {
+          // truncateOnFetchResponse: cut as on an OffsetsForLeaderEpoch
+          // answer, and fetch on (Fetching) from the new end with its epoch,
+          // complete or not. Up to 3.4.0 the answer's high watermark and
+          // log start are taken first (KAFKA-14704).
+          if (!config_.replication_rules.diverging_epoch_skips_high_watermark) {
+            take_leader_offsets(*p, pr);
+          }
+          truncate_to_epoch_end(*p, pr.diverging_epoch, pr.diverging_end_offset, "diverging_epoch");
+          break;
+        }
         if (!pr.records.empty() && pr.records.front().offset == log.log_end()) {
           log.append_as_follower(pr.records, now_ms);
           p->record_producers(pr.records);
           flushed = std::max(flushed, log.flush_done_at());
           f.move_to_back(pr.tp);
         }
-        p->set_follower_high_watermark(pr.high_watermark);
-        if (pr.log_start_offset > log.log_start() && pr.log_start_offset <= log.log_end()) {
-          log.advance_log_start(pr.log_start_offset);
-        }
+        take_leader_offsets(*p, pr);
         break;
       case ErrorCode::offset_out_of_range:
         // AbstractFetcherThread.handleOutOfRangeError.

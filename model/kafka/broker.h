@@ -323,6 +323,9 @@ class Broker final : public sim::Process {
   const FetchTargets& targets(const FetchRequest& r, FetchTargets& t) const;
   // Why `fp` cannot be read from `p` (its partition here, or null), or none.
   ErrorCode fetch_error(const FetchPartition& fp, const Partition* p) const;
+  // Where a follower's fetch with a last fetched epoch finds its log parting
+  // from this leader's: the diverging epoch and its end offset (KAFKA-10554).
+  std::optional<std::pair<LeaderEpoch, Offset>> diverging_epoch(const FetchPartition& fp, const Partition& p) const;
   void try_complete_fetch(uint64_t id, bool timed_out);
   // The waiting fetches' max waits: one timer, due at the earliest deadline
   // (sim::DeadlineTimer).
@@ -378,6 +381,12 @@ class Broker final : public sim::Process {
   // Returns when the appends' synchronous flushes complete.
   sim::Time on_fetch_response(BrokerId leader, const FetchResponse& r);
   void on_epoch_response(BrokerId leader, const OffsetsForLeaderEpochResponse& r);
+  // Cuts `p` where the leader says epoch `epoch` ends (an OffsetsForLeaderEpoch
+  // answer, or a Fetch answer's diverging epoch); false when this log does
+  // not know that epoch and the cut is a first step only.
+  bool truncate_to_epoch_end(Partition& p, LeaderEpoch epoch, Offset end, const char* why);
+  // A follower takes the high watermark and log start of the leader's answer.
+  void take_leader_offsets(Partition& p, const FetchPartitionResponse& pr);
   void truncate_to_high_watermark(Partition& p);
   void truncate(Partition& p, Offset to, const char* why);
 

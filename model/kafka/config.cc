@@ -881,6 +881,11 @@ void apply_inter_broker_protocol(BrokerConfig& c) {
   r.isr_changes_through_controller =
       c.version >= VersionProfile::v2_8 && ibp >= inter_broker_protocol("2.7-IV2");
   r.isr_write_holds_partition_lock = !r.isr_changes_through_controller && c.version < VersionProfile::v3_1;
+  // Truncation on the Fetch answer from 2.8 (KAFKA-10554) on protocol
+  // 2.7-IV1 (isTruncationOnFetchSupported); never with the pre-KIP-101
+  // what-if, whose followers cut at their high watermark.
+  r.truncation_on_fetch = c.version >= VersionProfile::v2_8 && ibp >= inter_broker_protocol("2.7-IV1") &&
+                          c.truncation == Truncation::leader_epoch;
   // KafkaServer.startup: a ZooKeeper-based producer-id manager, which claims
   // its first block as it is built, unless the protocol allows
   // AllocateProducerIds (isAllocateProducerIdsSupported, 3.0-IV0; 3.1.0, 3.9).
@@ -981,7 +986,9 @@ BrokerConfig default_broker_config(VersionProfile version) {
                          .alter_partition_checks = v3_9,                 // 3.3
                          .failover_takes_offline_replicas_out_of_isr = v2_3,
                          .zk_isr_failure_stays_pending = v2_8,           // 2.7
-                         .acks_count_maximal_isr = v2_8};                // 2.7
+                         .acks_count_maximal_isr = v2_8,                 // 2.7
+                         // truncation_on_fetch: apply_inter_broker_protocol
+                         .diverging_epoch_skips_high_watermark = v3_9};  // 3.4.1 / 3.5
   c.group_rules = {.join_admission_by_state = v2_8,        // 2.6
                    .heartbeat_while_completing = v2_8,     // 2.7
                    .heartbeat_checks_member_first = v2_3,  // 2.3
@@ -1002,7 +1009,6 @@ BrokerConfig parse_broker_config(const Properties& props, VersionProfile version
 
   BrokerConfig c = default_broker_config(version);
   c.inter_broker_protocol = parse_inter_broker_protocol(props, version);
-  apply_inter_broker_protocol(c);
   check_log_message_format(props, c);
 
   // broker.id: with broker.id.generation.enable (the default) Kafka takes a
@@ -1197,6 +1203,7 @@ BrokerConfig parse_broker_config(const Properties& props, VersionProfile version
     throw props.error("kafkasim.truncation",
                       fmt::format("expected leader-epoch or high-watermark, got '{}'", truncation));
   }
+  apply_inter_broker_protocol(c);
   return c;
 }
 

@@ -242,6 +242,23 @@ struct ReplicationRules {
   // still pending counts (Partition.checkEnoughReplicasReachOffset,
   // isrState.maximalIsr); 2.2 and 2.3 count the ISR.
   bool acks_count_maximal_isr = false;
+  // From Kafka 2.8 (KAFKA-10554), on inter-broker protocol 2.7-IV1 or later,
+  // a follower learns where its log diverges from the leader's in the Fetch
+  // answer itself: each fetch carries the epoch of the last batch it holds
+  // (lastFetchedEpoch), a leader whose log ends that epoch elsewhere answers
+  // with no records and the diverging epoch and its end offset, and the
+  // follower truncates as it would on an OffsetsForLeaderEpoch answer and
+  // fetches on. A new follower whose log has an epoch starts fetching at
+  // once from its log end; OffsetsForLeaderEpoch is left for older
+  // protocols (AbstractFetcherThread.partitionFetchState / truncateOnFetchResponse,
+  // Partition.readRecords, DelayedFetch case H; 2.8.2, 3.1.0, 3.9). Set
+  // from the release and the protocol (apply_inter_broker_protocol).
+  bool truncation_on_fetch = false;
+  // From 3.4.1 / 3.5 (KAFKA-14704) a follower given a diverging epoch
+  // truncates without taking the answer's high watermark and log start
+  // (the next answer brings them); before, it takes them first
+  // (processPartitionData), then truncates.
+  bool diverging_epoch_skips_high_watermark = false;
   friend bool operator==(const ReplicationRules&, const ReplicationRules&) = default;
 };
 

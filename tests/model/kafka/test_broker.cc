@@ -984,6 +984,47 @@ TEST(KafkaBroker, AZooKeeperIsrWriteThatFailsIsTriedAgainIn22AndGivenUpFrom27) {
   }
 }
 
+// A leader asked by a follower with its last fetched epoch (KAFKA-10554,
+// Partition.readRecords): the largest epoch the leader knows not above it
+// and where it ends; when that is an older epoch or ends before the fetch
+// offset, the answer has no records and names it — even for an offset past
+// the log end, which is otherwise out of range. An epoch the leader cannot
+// place, or an offset below its log start, is out of range.
+TEST(KafkaBroker, ALeaderNamesWhereAFollowersLogPartsFromItsFetch) {
+  Cluster c({.brokers = 3, .version = VersionProfile::v3_9});
+  const auto started = start_three_replicas(c);
+  ASSERT_TRUE(started);
+  const auto [ctl, leader, follower, tp] = *started;
+  ASSERT_EQ(c.produce(tp, {1, 2, 3}, -1)->error, ErrorCode::none);
+  c.run_for(Duration::seconds(1));
+  const Partition* p = c.broker(leader)->partition(tp);
+  const LeaderEpoch epoch = p->leader_epoch();
+  const Offset end = p->log().log_end();
+  ASSERT_EQ(end, Offset{3});
+  const auto fetch = [&](Offset offset, LeaderEpoch last_fetched) {
+    FetchRequest r{follower, 0, 1, 1048576, {}};
+    r.partitions.push_back({tp, offset, epoch, Offset{0}, 1048576, last_fetched});
+    const auto answer = c.request(leader, r);
+    return answer ? std::get<FetchResponse>(*answer).partitions.at(0) : FetchPartitionResponse{};
+  };
+  const FetchPartitionResponse caught_up = fetch(end, epoch);
+  EXPECT_EQ(caught_up.error, ErrorCode::none);
+  EXPECT_EQ(caught_up.diverging_epoch, LeaderEpoch{-1});
+  const FetchPartitionResponse behind = fetch(Offset{1}, epoch);
+  EXPECT_EQ(behind.diverging_epoch, LeaderEpoch{-1});
+  EXPECT_EQ(behind.records.size(), 2u);
+  const FetchPartitionResponse ahead = fetch(Offset{end.value + 2}, epoch);
+  EXPECT_EQ(ahead.error, ErrorCode::none);
+  EXPECT_EQ(ahead.diverging_epoch, epoch);
+  EXPECT_EQ(ahead.diverging_end_offset, end);
+  EXPECT_TRUE(ahead.records.empty());
+  EXPECT_EQ(ahead.high_watermark, end);
+  EXPECT_EQ(fetch(Offset{end.value + 2}, LeaderEpoch{-1}).error, ErrorCode::offset_out_of_range)
+      << "without an epoch, past the end is out of range";
+  EXPECT_EQ(fetch(end, LeaderEpoch{epoch.value + 3}).error, ErrorCode::offset_out_of_range)
+      << "an epoch above every one the leader knows";
+}
+
 // What the controller makes of a proposed ISR change (KafkaController.
 // processAlterIsr in 2.8 and 3.1, tryProcessAlterPartition in 3.9), asked
 // directly.

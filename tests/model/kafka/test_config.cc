@@ -440,7 +440,8 @@ TEST(KafkaConfigDefaults, ThreeOneIsTwoEightWithTheChangesOf30And31) {
   EXPECT_EQ(v31.group_max_session_timeout_ms, 1800000);
 
   // What 3.9 has on top: 3.3's ISR checks and HW counting, 3.2.1's retry,
-  // 3.5's late listener, 3.6's and 3.7's high watermark, 3.8's fetch.
+  // 3.4.1's diverging epoch, 3.5's late listener, 3.6's and 3.7's high
+  // watermark, 3.8's fetch.
   EXPECT_EQ(v28.replication_rules.alter_isr_retry, AlterIsrRetry::stays_pending);
   EXPECT_EQ(v39.replication_rules.alter_isr_retry, AlterIsrRetry::sent_again);
   replication.alter_isr_retry = AlterIsrRetry::sent_again;
@@ -450,6 +451,7 @@ TEST(KafkaConfigDefaults, ThreeOneIsTwoEightWithTheChangesOf30And31) {
   replication.high_watermark_waits_for_eligible_only = true;
   replication.min_isr_holds_high_watermark = true;
   replication.fetch_above_end_completes = true;
+  replication.diverging_epoch_skips_high_watermark = true;  // KAFKA-14704
   EXPECT_EQ(v39.replication_rules, replication);
   groups.rejoin_updates_timeouts = true;  // KAFKA-14009 (3.4)
   EXPECT_EQ(v39.group_rules, groups);

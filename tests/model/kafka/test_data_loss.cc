@@ -4,6 +4,8 @@
 // a page cache lost with the power).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <iostream>
 
@@ -17,12 +19,14 @@ using sim::Duration;
 // acks=1: the leader acknowledges on its own append. If it dies before a
 // follower fetched the record, the follower elected in its place never had
 // it, and the old leader truncates it away when it comes back.
-TEST(KafkaDataLoss, AcksOneLosesTheAcknowledgedTailWhenTheLeaderDiesFirst) {
-  Cluster c({.brokers = 3});
-  InvariantChecker check(c);
+// Starts `c`, creates t-0 led by a broker other than the controller, writes
+// value 1 everywhere, then `tail` with acks=1 to the leader alone; kills the
+// leader, and once another leads, starts it again and runs until it is back
+// in the ISR. Sets `leader` to the old leader.
+void lose_the_tail_of_a_dead_leader(Cluster& c, const std::vector<uint64_t>& tail, BrokerId& leader) {
   c.start();
   ASSERT_TRUE(c.await_ready());
-  const BrokerId leader = non_controller(c);
+  leader = non_controller(c);
   const TopicPartition tp{"t", 0};
   ASSERT_EQ(c.create_topic("t", 1, 3, {}, {{0, leader_first(c, leader)}}), ErrorCode::none);
   ASSERT_EQ(c.produce(tp, {1}, 1)->error, ErrorCode::none);
@@ -31,7 +35,7 @@ TEST(KafkaDataLoss, AcksOneLosesTheAcknowledgedTailWhenTheLeaderDiesFirst) {
   for (BrokerId b : c.broker_ids()) {
     if (b != leader) cut(c, leader, b);
   }
-  auto acked = c.produce(tp, {2}, 1);
+  auto acked = c.produce(tp, tail, 1);
   ASSERT_TRUE(acked.has_value());
   EXPECT_EQ(acked->error, ErrorCode::none);
   EXPECT_EQ(acked->base_offset, Offset{1});
@@ -40,15 +44,63 @@ TEST(KafkaDataLoss, AcksOneLosesTheAcknowledgedTailWhenTheLeaderDiesFirst) {
   // timeout and elects a follower from the ISR. (Healing earlier would let
   // the dead leader's kernel deliver the fetch response still in its send
   // buffer: killing a process does not discard what it already sent.)
-  ASSERT_TRUE(c.run_until([&] { auto s = c.state(tp); return s && s->leader != leader && s->leader != kNoBroker; },
+  const BrokerId old = leader;
+  ASSERT_TRUE(c.run_until([&] { auto s = c.state(tp); return s && s->leader != old && s->leader != kNoBroker; },
                           Duration::seconds(60)));
   c.world().network().heal();
   c.run_for(Duration::seconds(5));
   c.start_broker(leader);
   ASSERT_TRUE(c.run_until([&] { return c.state(tp)->isr.size() == 3; }, Duration::seconds(120)));
+}
+
+TEST(KafkaDataLoss, AcksOneLosesTheAcknowledgedTailWhenTheLeaderDiesFirst) {
+  Cluster c({.brokers = 3});
+  InvariantChecker check(c);
+  BrokerId leader = kNoBroker;
+  ASSERT_NO_FATAL_FAILURE(lose_the_tail_of_a_dead_leader(c, {2}, leader));
   c.run_for(Duration::seconds(5));
+  const TopicPartition tp{"t", 0};
   EXPECT_EQ(c.committed_values(tp), std::vector<uint64_t>{1});
   EXPECT_EQ(c.log_values(leader, tp), std::vector<uint64_t>{1}) << "the old leader truncated value 2";
+}
+
+// The same loss, by release and inter-broker protocol: how the old leader
+// learns where its log parts from the new leader's. Up to 2.7, and on a
+// protocol below 2.7-IV1, it asks OffsetsForLeaderEpoch before it fetches;
+// from 2.8 (KAFKA-10554) it fetches at once from its log end with its last
+// epoch, and the leader's answer names the diverging epoch and where it
+// ends. The cut is the same.
+TEST(KafkaDataLoss, TheOldLeaderLearnsWhereItsLogPartsByReleaseAndProtocol) {
+  struct Case {
+    VersionProfile v;
+    const char* protocol;
+    const char* why;  // the truncation's reason in the trace
+  };
+  for (const Case& k : {Case{VersionProfile::v2_2, nullptr, "leader_epoch"},
+                        Case{VersionProfile::v2_8, nullptr, "diverging_epoch"},
+                        Case{VersionProfile::v2_8, "2.7-IV0", "leader_epoch"},
+                        Case{VersionProfile::v3_1, nullptr, "diverging_epoch"},
+                        Case{VersionProfile::v3_9, nullptr, "diverging_epoch"},
+                        Case{VersionProfile::v3_9, "2.7-IV1", "diverging_epoch"}}) {
+    SCOPED_TRACE(fmt::format("{} {}", to_string(k.v), k.protocol ? k.protocol : ""));
+    ClusterOptions o{.brokers = 3, .version = k.v};
+    if (k.protocol != nullptr) o.broker_properties = {{"inter.broker.protocol.version", k.protocol}};
+    Cluster c(o);
+    c.world().trace().keep_lines(true);
+    InvariantChecker check(c);
+    BrokerId leader = kNoBroker;
+    ASSERT_NO_FATAL_FAILURE(lose_the_tail_of_a_dead_leader(c, {2, 3}, leader));
+    EXPECT_EQ(c.log_values(leader, {"t", 0}), std::vector<uint64_t>{1}) << "values 2 and 3 cut";
+    size_t cuts = 0, by_this = 0;
+    for (const std::string& line : c.world().trace().lines()) {
+      if (line.find("\"log_truncated\"") == std::string::npos) continue;
+      ++cuts;
+      by_this += line.find(fmt::format("\"why\":\"{}\"", k.why)) != std::string::npos &&
+                 line.find("\"from\":3,\"to\":1") != std::string::npos;
+    }
+    EXPECT_EQ(by_this, 1u) << "cut from 3 to 1 by " << k.why;
+    EXPECT_EQ(cuts, 1u);
+  }
 }
 
 // The same sequence with acks=all and min.insync.replicas=2: the write is
