@@ -1062,7 +1062,7 @@ LogConfig Broker::log_config_for(const std::string& topic) const {
   if (it == topic_configs_.end() || it->second.empty()) return config_.log;
   try {
     return apply_topic_overrides(config_.log, model::from_map(it->second, znodes::topic_config_path(topic)),
-                                 topic == kOffsetsTopic);
+                                 topic == kOffsetsTopic, message_format_reading(config_));
   } catch (const model::ConfigError& e) {
     ctx().trace("bad_topic_config", {{"topic", topic}, {"error", e.what()}});
     return config_.log;
@@ -1223,13 +1223,13 @@ void Broker::continue_shrink_pass() {
   while (!shrink_pass_.empty()) {
     Partition* p = find_partition(shrink_pass_.front());
     // The pass waits for the front partition's own shrink (the write is
-    // synchronous on its thread) and, where the write holds the partition's
-    // lock, for an expand on its way too (inWriteLock); after an expand it
-    // looks at the partition, after its own shrink it moves on. From 3.1 an
-    // expand's write holds no lock: the pass finds the change in flight
-    // (isrState.isInflight) and passes the partition by.
+    // synchronous on its thread) and, in 2.2 and 2.3, for an expand on its
+    // way too (inWriteLock); after an expand it looks at the partition, after
+    // its own shrink it moves on. From 2.7 it looks at the change in flight
+    // first (isrState.isInflight) and passes the partition by.
     const bool writing = p != nullptr && p->isr_write_in_flight;
-    if (writing && (shrink_front_started_ || config_.replication_rules.isr_write_holds_partition_lock)) return;
+    const bool waits_for_expand = !config_.replication_rules.shrink_pass_skips_change_in_flight;
+    if (writing && (shrink_front_started_ || waits_for_expand)) return;
     const bool shrunk = shrink_front_started_;
     shrink_front_started_ = false;
     if (!shrunk && p != nullptr && !writing && maybe_shrink_isr(*p, ctx().now().us() / 1000)) {
@@ -1305,7 +1305,7 @@ void Broker::apply_isr_write(const IsrWrite& w, zk::Error e, int32_t version) {
   if (!p->is_leader() || p->leader_epoch() != w.state.leader_epoch) return;
   if (e != zk::Error::ok) {
     // Partition.updateIsr: a BADVERSION means the controller changed the
-    // state; it will tell us with LeaderAndIsr. From 2.7 the change stays
+    // state; it will tell us with LeaderAndIsr. From 2.8 the change stays
     // pending until then; before, the partition is free to try again.
     ctx().trace("isr_update_failed", {{"partition", to_string(w.tp)}, {"error", zk::to_string(e)}});
     if (config_.replication_rules.zk_isr_failure_stays_pending) {
@@ -2054,7 +2054,7 @@ void Broker::create_topic(const NewTopic& topic, std::function<void(ErrorCode, s
   }
   try {
     apply_topic_overrides(config_.log, model::from_map(topic.configs, "CreateTopics " + topic.name),
-                          topic.name == kOffsetsTopic);
+                          topic.name == kOffsetsTopic, message_format_reading(config_));
   } catch (const model::ConfigError& e) {
     done(ErrorCode::invalid_config, e.what());
     return;

@@ -140,7 +140,6 @@ enum class Kind {
   choice,          // one of `choices` ("a|b|c"), case-sensitive as in Kafka
   zero_only,       // an integer that must be 0 (a feature the model lacks)
   cleanup_policy,  // a list of delete/compact that must be just delete
-  message_format,  // a version whose record format is v2 (0.11.0 or later)
 };
 
 struct KeyRule {
@@ -239,9 +238,8 @@ constexpr KeyRule kTopicRules[] = {
     {.key = "leader.replication.throttled.replicas", .kind = Kind::text},
     {.key = "max.compaction.lag.ms", .kind = Kind::integer, .min = 1, .max = kMaxInt64},
     {.key = "message.downconversion.enable", .kind = Kind::boolean},
-    // Checked here against every version a release knows: a topic's
-    // configuration has no release of its own.
-    {.key = "message.format.version", .kind = Kind::message_format},
+    // Checked by apply_topic_overrides (check_message_format).
+    {.key = "message.format.version", .kind = Kind::text},
     {.key = "message.timestamp.difference.max.ms", .kind = Kind::integer, .max = kMaxInt64},
     {.key = "message.timestamp.type", .kind = Kind::choice, .choices = "CreateTime|LogAppendTime"},
     {.key = "min.compaction.lag.ms", .kind = Kind::integer, .max = kMaxInt64},
@@ -295,19 +293,20 @@ bool check_cleanup_policy(const Properties& props, const std::string& key,
 }
 
 // A message format version (log.message.format.version, a topic's
-// message.format.version): a version `newest` knows and, when the broker
-// uses it, one whose record format is v2. The older formats (v0, v1: no
-// producer ids, sequence numbers or leader epochs in a batch, and a broker
-// converting between formats) are not modelled.
-void check_message_format(const Properties& props, const std::string& key,
-                          InterBrokerProtocol newest, bool used = true) {
+// message.format.version): a version the broker's release knows and, when
+// the broker uses it, one whose record format is v2. The older formats (v0,
+// v1: no producer ids, sequence numbers or leader epochs in a batch, and a
+// broker converting between formats) are not modelled.
+void check_message_format(const Properties& props, const std::string& key, MessageFormatReading reading) {
   const std::string& value = props.values.at(key);
-  const std::optional<InterBrokerProtocol> v = find_inter_broker_protocol(value);
-  if (!v || *v > newest) {
-    throw props.error(key, fmt::format("'{}' is not a Kafka version (expected one from 0.8.0 to {}, "
-                                       "such as 2.8 or 2.8-IV1)",
-                                       value, newest.name()));
+  const std::optional<InterBrokerProtocol> v = find_inter_broker_protocol(value, reading.release);
+  if (!v) {
+    throw props.error(key, fmt::format("'{}' is not a version Kafka {} knows (expected one from 0.8.0 "
+                                       "to {}, such as 0.11.0 or 2.2-IV1)",
+                                       value, to_string(reading.release),
+                                       newest_inter_broker_protocol(reading.release).name()));
   }
+  const bool used = reading.used;
   if (used && *v < inter_broker_protocol("0.11.0-IV0")) {
     throw props.error(key, fmt::format("'{}' asks for record format v{}, which is not modelled; "
                                        "only record format v2 (0.11.0 and later) is",
@@ -344,9 +343,6 @@ void check_rule(const Properties& props, const KeyRule& rule) {
       break;
     case Kind::cleanup_policy:
       check_cleanup_policy(props, key);
-      break;
-    case Kind::message_format:
-      check_message_format(props, key, newest_inter_broker_protocol(VersionProfile::v3_9));
       break;
   }
 }
@@ -780,17 +776,19 @@ InterBrokerProtocol inter_broker_protocol(std::string_view full_name) {
   return {};
 }
 
-std::optional<InterBrokerProtocol> find_inter_broker_protocol(std::string_view s) {
+std::optional<InterBrokerProtocol> find_inter_broker_protocol(std::string_view s, VersionProfile release) {
   const size_t keep = s.substr(0, 2) == "0." ? 3 : 2;
   size_t end = 0;
   for (size_t parts = 0; parts < keep && end != std::string_view::npos; ++parts) {
     end = s.find('.', parts == 0 ? 0 : end + 1);
   }
   const std::string_view key = s.substr(0, end);
-  for (int i = 0; i < kInterBrokerProtocolCount; ++i) {
+  const int newest = newest_inter_broker_protocol(release).ordinal;
+  for (int i = 0; i <= newest; ++i) {
     if (kInterBrokerProtocols[i] == key) return InterBrokerProtocol{i};
   }
-  for (int i = kInterBrokerProtocolCount - 1; i >= 0; --i) {
+  // Short names only up to the newest production version (IBP_VERSIONS).
+  for (int i = default_inter_broker_protocol(release).ordinal; i >= 0; --i) {
     if (short_name(kInterBrokerProtocols[i]) == key) return InterBrokerProtocol{i};
   }
   return std::nullopt;
@@ -802,8 +800,8 @@ InterBrokerProtocol newest_inter_broker_protocol(VersionProfile v) {
     case VersionProfile::v2_3: return inter_broker_protocol("2.3-IV1");
     case VersionProfile::v2_8: return inter_broker_protocol("2.8-IV1");
     case VersionProfile::v3_1: return inter_broker_protocol("3.1-IV0");
-    // 3.9 names 4.0-IV0 and 4.0-IV1 too, not yet for production; a
-    // ZooKeeper-mode 3.9 broker reads them as any other.
+    // 3.9 names 4.0-IV0 and 4.0-IV1 too, not yet for production: a
+    // ZooKeeper-mode 3.9 broker takes them by their full names only.
     case VersionProfile::v3_9: return inter_broker_protocol("4.0-IV1");
   }
   return {};
@@ -897,49 +895,50 @@ void apply_inter_broker_protocol(BrokerConfig& c) {
 }
 
 // inter.broker.protocol.version: a version the release knows (KafkaConfig
-// refuses any other: "Version `x` is not a valid version"), from 2.1-IV1,
+// refuses any other: "Version `x` is not a valid version"), from 2.1-IV2,
 // the oldest the model's replicas speak.
 InterBrokerProtocol parse_inter_broker_protocol(const Properties& props, VersionProfile version) {
   const std::string key = "inter.broker.protocol.version";
   if (!props.has(key)) return default_inter_broker_protocol(version);
   const std::string& value = props.values.at(key);
   const InterBrokerProtocol newest = newest_inter_broker_protocol(version);
-  const std::optional<InterBrokerProtocol> ibp = find_inter_broker_protocol(value);
-  if (!ibp || *ibp > newest) {
+  const std::optional<InterBrokerProtocol> ibp = find_inter_broker_protocol(value, version);
+  if (!ibp) {
     throw props.error(key, fmt::format("'{}' is not a version Kafka {} knows (expected one from "
                                        "0.8.0 to {}, such as {} or {})",
                                        value, to_string(version), newest.name(),
                                        short_name(default_inter_broker_protocol(version).name()),
                                        default_inter_broker_protocol(version).name()));
   }
-  if (*ibp < inter_broker_protocol("2.1-IV1")) {
+  if (*ibp < inter_broker_protocol("2.1-IV2")) {
     const std::string named = value == ibp->name() ? fmt::format("'{}'", value)
                                                    : fmt::format("'{}' ({})", value, ibp->name());
-    throw props.error(key, fmt::format("{} is not modelled: below 2.1-IV1 (KIP-320) a follower's "
-                                       "fetch and OffsetsForLeaderEpoch carry no leader epoch, "
-                                       "which the model's replicas always send; use 2.1 or later",
+    throw props.error(key, fmt::format("{} is not modelled: below 2.1-IV2 (KIP-320) a follower's "
+                                       "fetch carries no leader epoch (Fetch v10), which the model's "
+                                       "replicas always send; use 2.1 or later",
                                        named));
   }
   return *ibp;
 }
 
-// log.message.format.version: read as a version the release knows, and
-// ignored from inter-broker protocol 3.0-IV1 (KIP-724,
-// LogConfig.shouldIgnoreMessageFormatVersion) — still refused when it is
-// not a version at all (LogConfig.MessageFormatVersion parses it).
+// log.message.format.version: read as a version the release knows, even
+// where it is ignored (LogConfig.MessageFormatVersion parses it).
 void check_log_message_format(const Properties& props, const BrokerConfig& c) {
   const std::string key = "log.message.format.version";
   if (!props.has(key)) return;
-  const bool ignored =
-      c.version >= VersionProfile::v3_1 && c.inter_broker_protocol >= inter_broker_protocol("3.0-IV1");
   // Where it is used, a format above the protocol's is refused too
   // (KafkaConfig: "can only be used when inter.broker.protocol.version is set
   // to version ... or higher"), which cannot happen here: every modelled
   // protocol writes record format v2, the newest.
-  check_message_format(props, key, newest_inter_broker_protocol(c.version), !ignored);
+  check_message_format(props, key, message_format_reading(c));
 }
 
 }  // namespace
+
+MessageFormatReading message_format_reading(const BrokerConfig& c) {
+  return {c.version,
+          c.version < VersionProfile::v3_1 || c.inter_broker_protocol < inter_broker_protocol("3.0-IV1")};
+}
 
 BrokerConfig default_broker_config(VersionProfile version) {
   BrokerConfig c;  // the 3.9 defaults
@@ -985,7 +984,8 @@ BrokerConfig default_broker_config(VersionProfile version) {
                                                    : AlterIsrRetry::stays_pending,
                          .alter_partition_checks = v3_9,                 // 3.3
                          .failover_takes_offline_replicas_out_of_isr = v2_3,
-                         .zk_isr_failure_stays_pending = v2_8,           // 2.7
+                         .zk_isr_failure_stays_pending = v2_8,           // 2.8
+                         .shrink_pass_skips_change_in_flight = v2_8,     // 2.7
                          .acks_count_maximal_isr = v2_8,                 // 2.7
                          // truncation_on_fetch: apply_inter_broker_protocol
                          .diverging_epoch_skips_high_watermark = v3_9};  // 3.4.1 / 3.5
@@ -1208,12 +1208,13 @@ BrokerConfig parse_broker_config(const Properties& props, VersionProfile version
 }
 
 LogConfig apply_topic_overrides(const LogConfig& defaults, const Properties& overrides,
-                                bool internal) {
+                                bool internal, MessageFormatReading reading) {
   const Properties& o = overrides;
   o.reject_unknown(kTopicConfigKeys);
   for (const KeyRule& rule : kTopicRules) {
     if (rule.kind != Kind::cleanup_policy) check_rule(o, rule);
   }
+  if (o.has("message.format.version")) check_message_format(o, "message.format.version", reading);
 
   LogConfig c = defaults;
   // Log.deleteOldSegments: without delete in the policy, only segments below

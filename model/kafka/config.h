@@ -51,14 +51,16 @@ struct InterBrokerProtocol {
 };
 // The version with this full name ("2.7-IV2"); the name must be one.
 InterBrokerProtocol inter_broker_protocol(std::string_view full_name);
-// Kafka's reading of a configured version (ApiVersion.apply,
+// A release's reading of a configured version (ApiVersion.apply,
 // MetadataVersion.fromVersionString): the first three dot-separated parts of
 // a 0.x version and the first two of any other, matched against the full
-// names and the short ones, a short one meaning its release's last ("2.7" is
-// 2.7-IV2, "2.7.1" too). nullopt when it names no version.
-std::optional<InterBrokerProtocol> find_inter_broker_protocol(std::string_view s);
-// The newest version a release line knows, and its default (the newest
-// production one: 3.9 knows 4.0-IV1 but defaults to 3.9-IV0).
+// names the release knows and the short ones, a short one meaning its
+// release's last production version ("2.7" is 2.7-IV2, "2.7.1" too; 3.9
+// knows 4.0-IV0 and 4.0-IV1, not yet for production, by their full names
+// only). nullopt when it names no version the release knows.
+std::optional<InterBrokerProtocol> find_inter_broker_protocol(std::string_view s, VersionProfile release);
+// The newest version a release line knows, and its default, the newest
+// production one (3.9 knows 4.0-IV1 but defaults to 3.9-IV0).
 InterBrokerProtocol newest_inter_broker_protocol(VersionProfile v);
 InterBrokerProtocol default_inter_broker_protocol(VersionProfile v);
 
@@ -126,11 +128,11 @@ struct ReplicationRules {
   // lock waits on its request handler thread, and the ISR-expiration pass
   // waits on the write. From 2.7 the change goes to the controller
   // (AlterIsr, KIP-497) and nothing waits — on inter-broker protocol
-  // 2.7-IV2 or later. Below it, 2.7 to 3.0 still write under the lock
-  // (ZkIsrManager.submit, called inside inWriteLock; 2.8.2), and from 3.1
-  // the write comes after the lock is released (maybeShrinkIsr /
-  // maybeExpandIsr submit outside it; 3.1.0, 3.9), still on the thread that
-  // found the change: the ISR-expiration pass waits for each of its writes
+  // 2.7-IV2 or later. Below it, up to 3.0 the write is still made under the
+  // lock (2.8.2: ZkIsrManager.submit, called inside inWriteLock), and from
+  // 3.1 after the lock is released (maybeShrinkIsr / maybeExpandIsr submit
+  // outside it; 3.1.0, 3.9), still on the thread that found the change: the
+  // ISR-expiration pass waits for each of its writes
   // (Broker::continue_shrink_pass), and no request waits for the partition.
   // Set from the release and the protocol (apply_inter_broker_protocol).
   bool isr_write_holds_partition_lock = false;
@@ -228,15 +230,21 @@ struct ReplicationRules {
   // and one led by a dead broker gets the live part of its ISR in the
   // election alone (ReplicaStateMachine.startup, 2.2.2 against 2.3.0).
   bool failover_takes_offline_replicas_out_of_isr = false;
-  // From Kafka 2.7 a leader that writes its ISR to ZooKeeper itself (on an
-  // inter-broker protocol below 2.7-IV2: ZkIsrManager) and loses the
-  // conditional write keeps the change pending until the next LeaderAndIsr
-  // (Partition.handleAlterIsrResponse: INVALID_UPDATE_VERSION, "Giving up";
-  // 2.8.2, and handleAlterPartitionError in 3.x): it proposes nothing else
-  // for the partition, and its high watermark goes on counting the larger
-  // ISR. 2.2 and 2.3 drop it and look again at the next ISR check
-  // (Partition.updateIsr: "Cached zkVersion ... skip updating ISR").
+  // From Kafka 2.8 (KAFKA-10825) a leader that writes its ISR to ZooKeeper
+  // itself (on an inter-broker protocol below 2.7-IV2: ZkIsrManager) and
+  // loses the conditional write keeps the change pending until the next
+  // LeaderAndIsr (Partition.handleAlterIsrResponse: INVALID_UPDATE_VERSION,
+  // "Giving up"; 2.8.2, and handleAlterPartitionError in 3.x): it proposes
+  // nothing else for the partition, and its high watermark goes on counting
+  // the larger ISR. Up to 2.7 it drops the change and looks again at the
+  // next ISR check (Partition.updateIsr / 2.7's maybeUpdateIsrAndVersionWithZk:
+  // "skip updating ISR").
   bool zk_isr_failure_stays_pending = false;
+  // From Kafka 2.7 (Partition.isrState) the ISR-expiration pass looks at a
+  // partition's change in flight before it takes the lock
+  // (maybeShrinkIsr: !isrState.isInflight) and passes by one whose expand is
+  // being written; 2.2 and 2.3 take the lock (inWriteLock) and wait for it.
+  bool shrink_pass_skips_change_in_flight = false;
   // From Kafka 2.7 an acks=all write whose records the high watermark has
   // passed is answered against the maximal ISR: a member whose return is
   // still pending counts (Partition.checkEnoughReplicasReachOffset,
@@ -421,15 +429,29 @@ BrokerConfig default_broker_config(VersionProfile version);
 BrokerConfig parse_broker_config(const model::Properties& props,
                                  VersionProfile version = VersionProfile::v3_9);
 
+// How a broker reads a message format version (log.message.format.version,
+// a topic's message.format.version): the versions its release knows, and
+// whether it uses the key at all — a 3.x broker on inter-broker protocol
+// 3.0-IV1 or later ignores both (KIP-724: LogConfig.
+// shouldIgnoreMessageFormatVersion, LogManager.fetchTopicConfigOverrides).
+// Where it is used, a version below 0.11.0 (record formats v0 and v1) is
+// refused as not modelled.
+struct MessageFormatReading {
+  VersionProfile release = VersionProfile::v3_9;
+  bool used = true;
+};
+MessageFormatReading message_format_reading(const BrokerConfig& c);
+
 // Topic-level overrides (segment.ms, segment.bytes, retention.ms,
 // retention.bytes, max.message.bytes, min.insync.replicas,
 // unclean.leader.election.enable, flush.messages, flush.ms) applied over the broker's defaults. Throws
 // model::ConfigError for an unknown key or a bad value.
 // `internal`: the topic is Kafka's own __consumer_offsets, which Kafka
 // creates with cleanup.policy=compact (GroupCoordinator.offsetsTopicConfigs);
-// for it, and only for it, compact is accepted.
+// for it, and only for it, compact is accepted. `reading`: how the broker
+// applying them reads message.format.version.
 LogConfig apply_topic_overrides(const LogConfig& defaults, const model::Properties& overrides,
-                                bool internal = false);
+                                bool internal = false, MessageFormatReading reading = {});
 // The topic-level keys, in the form /config/topics/<t> stores them.
 extern const std::vector<std::string> kTopicConfigKeys;
 

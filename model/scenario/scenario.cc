@@ -531,7 +531,12 @@ class Loader {
     t.config = r.properties("config");
     if (std::optional<Value> c = r.optional("config")) {
       try {
-        kafka::apply_topic_overrides(kafka::LogConfig{}, model::from_map(t.config, "topic " + t.name));
+        // As every broker would read them (a message format version is
+        // refused where some broker uses it).
+        for (const BrokerSpec& b : s_.brokers) {
+          kafka::apply_topic_overrides(kafka::LogConfig{}, model::from_map(t.config, "topic " + t.name), false,
+                                       kafka::message_format_reading(b.config));
+        }
       } catch (const model::ConfigError& e) {
         if (!e.key().empty()) {
           throw InputError(file_, fmt::format("{}[{}]", c->path(), nlohmann::json(e.key()).dump()), e.message());

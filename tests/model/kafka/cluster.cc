@@ -295,6 +295,12 @@ std::vector<uint64_t> Cluster::log_values(BrokerId id, const TopicPartition& tp)
   return out;
 }
 
+ClusterOptions on_protocol(VersionProfile v, const char* protocol) {
+  ClusterOptions o{.brokers = 3, .version = v};
+  if (protocol != nullptr && *protocol != '\0') o.broker_properties = {{"inter.broker.protocol.version", protocol}};
+  return o;
+}
+
 void cut(Cluster& c, BrokerId a, BrokerId b) {
   c.world().network().block(c.broker_host(a), c.broker_host(b));
   c.world().network().block(c.broker_host(b), c.broker_host(a));

@@ -181,6 +181,9 @@ class InvariantChecker : public Invariants {
 // Helpers the scenario tests share.
 // Cuts broker `a` off from broker `b` in both directions.
 void cut(Cluster& c, BrokerId a, BrokerId b);
+// Three brokers of release `v`, on inter-broker protocol `protocol` when one
+// is given (nullptr or "": the release's own).
+ClusterOptions on_protocol(VersionProfile v, const char* protocol);
 // Cuts broker `b` off from the (first) ZooKeeper server in both directions.
 void cut_from_zookeeper(Cluster& c, BrokerId b);
 // A broker other than the controller, so that killing it does not also move

@@ -258,8 +258,8 @@ TEST(KafkaConfigDefaults, The22IsrWriteHoldsThePartitionLockOnlyIn22) {
 
 // --- inter.broker.protocol.version ------------------------------------------------------------
 
-std::string ibp_name(std::string_view s) {
-  const auto v = find_inter_broker_protocol(s);
+std::string ibp_name(std::string_view s, VersionProfile release = VersionProfile::v3_9) {
+  const auto v = find_inter_broker_protocol(s, release);
   return v ? std::string(v->name()) : "none";
 }
 
@@ -272,7 +272,13 @@ TEST(KafkaInterBrokerProtocol, ReadAsKafkaReadsIt) {
   EXPECT_EQ(ibp_name("2.7-IV0"), "2.7-IV0");
   EXPECT_EQ(ibp_name("2.2"), "2.2-IV1");
   EXPECT_EQ(ibp_name("3.9"), "3.9-IV0");
-  EXPECT_EQ(ibp_name("4.0"), "4.0-IV1");
+  // 4.0's versions are not for production in 3.9: full names only
+  // (MetadataVersion's IBP_VERSIONS).
+  EXPECT_EQ(ibp_name("4.0"), "none");
+  EXPECT_EQ(ibp_name("4.0-IV1"), "4.0-IV1");
+  EXPECT_EQ(ibp_name("2.8"), "2.8-IV1");
+  EXPECT_EQ(ibp_name("2.8", VersionProfile::v2_3), "none") << "a release knows its own and older";
+  EXPECT_EQ(ibp_name("2.3", VersionProfile::v2_3), "2.3-IV1");
   EXPECT_EQ(ibp_name("0.10.0"), "0.10.0-IV1");
   EXPECT_EQ(ibp_name("0.10.0-IV0"), "0.10.0-IV0");
   EXPECT_EQ(ibp_name("0.8.2.1"), "0.8.2");
@@ -294,7 +300,9 @@ TEST(KafkaInterBrokerProtocol, EachReleaseSpeaksItsNewestProductionVersion) {
     EXPECT_EQ(parse(kMinimal, v).inter_broker_protocol.name(), name) << to_string(v);
   }
   EXPECT_EQ(newest_inter_broker_protocol(VersionProfile::v3_9).name(), "4.0-IV1");
-  EXPECT_EQ(parse(kMinimal + "inter.broker.protocol.version=4.0\n").inter_broker_protocol.name(), "4.0-IV1");
+  EXPECT_EQ(parse(kMinimal + "inter.broker.protocol.version=4.0-IV1\n").inter_broker_protocol.name(), "4.0-IV1");
+  EXPECT_TRUE(contains(error_of(kMinimal + "inter.broker.protocol.version=4.0\n").message(),
+                       "'4.0' is not a version Kafka 3.9 knows"));
   EXPECT_EQ(parse(kMinimal + "inter.broker.protocol.version=2.7\n", VersionProfile::v2_8)
                 .inter_broker_protocol.name(),
             "2.7-IV2");
@@ -307,13 +315,13 @@ TEST(KafkaInterBrokerProtocol, AVersionTheReleaseDoesNotKnowOrTheModelLacksIsAnE
   EXPECT_TRUE(contains(newer.message(), "to 2.8-IV1")) << newer.what();
   const ConfigError junk = error_of(kMinimal + "inter.broker.protocol.version=latest\n");
   EXPECT_TRUE(contains(junk.message(), "'latest' is not a version Kafka 3.9 knows")) << junk.what();
-  for (const char* old : {"2.1-IV0", "2.0", "0.11.0", "0.10.2"}) {
+  for (const char* old : {"2.1-IV1", "2.1-IV0", "2.0", "0.11.0", "0.10.2"}) {
     const ConfigError e = error_of(kMinimal + "inter.broker.protocol.version=" + old + "\n", VersionProfile::v2_2);
-    EXPECT_TRUE(contains(e.message(), "is not modelled: below 2.1-IV1")) << e.what();
+    EXPECT_TRUE(contains(e.message(), "is not modelled: below 2.1-IV2")) << e.what();
   }
-  EXPECT_EQ(parse(kMinimal + "inter.broker.protocol.version=2.1-IV1\n", VersionProfile::v2_2)
+  EXPECT_EQ(parse(kMinimal + "inter.broker.protocol.version=2.1\n", VersionProfile::v2_2)
                 .inter_broker_protocol.name(),
-            "2.1-IV1");
+            "2.1-IV2");
 }
 
 // What a protocol switches: AlterIsr (2.7-IV2) and with it who writes the
@@ -363,7 +371,7 @@ TEST(KafkaInterBrokerProtocol, TheMessageFormatMustBeAVersionWithRecordFormatTwo
   const ConfigError v0 = error_of(kMinimal + "log.message.format.version=0.9.0\n", VersionProfile::v2_8);
   EXPECT_TRUE(contains(v0.message(), "record format v0")) << v0.what();
   const ConfigError newer = error_of(kMinimal + "log.message.format.version=2.3\n", VersionProfile::v2_2);
-  EXPECT_TRUE(contains(newer.message(), "'2.3' is not a Kafka version")) << newer.what();
+  EXPECT_TRUE(contains(newer.message(), "'2.3' is not a version Kafka 2.2 knows")) << newer.what();
   // Ignored on 3.x at protocol 3.0-IV1 and later, used below it.
   EXPECT_NO_THROW(parse(kMinimal + "log.message.format.version=0.10.2\n", VersionProfile::v3_9));
   EXPECT_NO_THROW(parse(kMinimal + "log.message.format.version=0.10.2\n", VersionProfile::v3_1));
@@ -372,12 +380,22 @@ TEST(KafkaInterBrokerProtocol, TheMessageFormatMustBeAVersionWithRecordFormatTwo
                            .message(),
                        "record format v1"));
   EXPECT_TRUE(contains(error_of(kMinimal + "log.message.format.version=banana\n").message(),
-                       "'banana' is not a Kafka version"));
-  // A topic's message.format.version: any version, record format v2.
+                       "'banana' is not a version Kafka 3.9 knows"));
+  // A topic's message.format.version, as a broker reads it: record format
+  // v2 where it is used; a 3.x broker on protocol 3.0-IV1 ignores it.
   EXPECT_NO_THROW(topic("message.format.version=2.8\n"));
   EXPECT_EQ(topic_error_of("message.format.version=0.10.0\n").key(), "message.format.version");
   EXPECT_TRUE(contains(topic_error_of("message.format.version=0.10.0\n").message(), "record format v1"));
-  EXPECT_TRUE(contains(topic_error_of("message.format.version=5.0\n").message(), "not a Kafka version"));
+  EXPECT_TRUE(contains(topic_error_of("message.format.version=5.0\n").message(), "not a version Kafka 3.9 knows"));
+  const auto by = [](const BrokerConfig& b, const char* value) {
+    return apply_topic_overrides(LogConfig{}, parse_properties(std::string("message.format.version=") + value + "\n", "t"),
+                                 false, message_format_reading(b));
+  };
+  EXPECT_NO_THROW(by(parse(kMinimal), "0.10.0")) << "ignored";
+  EXPECT_THROW(by(parse(kMinimal + "inter.broker.protocol.version=2.8\n"), "0.10.0"), ConfigError) << "used";
+  EXPECT_THROW(by(parse(kMinimal, VersionProfile::v2_8), "0.10.0"), ConfigError) << "used";
+  EXPECT_THROW(by(parse(kMinimal), "banana"), ConfigError) << "ignored, but still read";
+  EXPECT_THROW(by(parse(kMinimal, VersionProfile::v2_2), "2.8"), ConfigError) << "unknown to 2.2";
 }
 
 TEST(KafkaConfigDefaults, KAFKA10706TrimsTheEpochCacheFrom28) {

@@ -83,9 +83,7 @@ TEST(KafkaDataLoss, TheOldLeaderLearnsWhereItsLogPartsByReleaseAndProtocol) {
                         Case{VersionProfile::v3_9, nullptr, "diverging_epoch"},
                         Case{VersionProfile::v3_9, "2.7-IV1", "diverging_epoch"}}) {
     SCOPED_TRACE(fmt::format("{} {}", to_string(k.v), k.protocol ? k.protocol : ""));
-    ClusterOptions o{.brokers = 3, .version = k.v};
-    if (k.protocol != nullptr) o.broker_properties = {{"inter.broker.protocol.version", k.protocol}};
-    Cluster c(o);
+    Cluster c(on_protocol(k.v, k.protocol));
     c.world().trace().keep_lines(true);
     InvariantChecker check(c);
     BrokerId leader = kNoBroker;

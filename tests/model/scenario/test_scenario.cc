@@ -284,8 +284,8 @@ TEST(ScenarioFile, EveryMistakeNamesTheFileThePathAndWhatWasExpected) {
        "Kafka 2.8 knows (expected one from 0.8.0 to 2.8-IV1, such as 2.8 or 2.8-IV1)"},
       {"a protocol the model lacks", [](nlohmann::json& j) { j["kafka"]["properties"]["inter.broker.protocol.version"] = "2.0"; },
        "s.json: at $.kafka.properties[\"inter.broker.protocol.version\"]: '2.0' (2.0-IV1) is not modelled: below "
-       "2.1-IV1 (KIP-320) a follower's fetch and OffsetsForLeaderEpoch carry no leader epoch, which the model's "
-       "replicas always send; use 2.1 or later"},
+       "2.1-IV2 (KIP-320) a follower's fetch carries no leader epoch (Fetch v10), which the model's replicas "
+       "always send; use 2.1 or later"},
       {"an out-of-range Kafka value", [](nlohmann::json& j) { j["kafka"]["properties"]["num.partitions"] = 0; },
        "s.json: at $.kafka.properties[\"num.partitions\"]: expected a positive integer (partitions, at most "
        "2147483647), got '0'"},
