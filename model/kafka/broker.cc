@@ -1574,11 +1574,9 @@ void Broker::handle_fetch(FetchRequest r, Reply reply) {
     const int64_t now_ms = ctx().now().us() / 1000;
     for (const FetchPartition& fp : r.partitions) {
       Partition* p = find_partition(fp.tp);
-      if (p == nullptr || !p->is_leader()) continue;
-      if (fp.current_leader_epoch.value >= 0 && fp.current_leader_epoch != p->leader_epoch()) continue;
-      if (fp.fetch_offset > p->log().log_end() || fp.fetch_offset < p->log().log_start()) continue;
-      // updateFollowerFetchState skips a read that found the logs parting.
-      if (diverging_epoch(fp, *p)) continue;
+      // updateFollowerFetchState skips a read that failed (a fenced epoch,
+      // an offset out of range) or found the logs parting.
+      if (fetch_error(fp, p) != ErrorCode::none || diverging_epoch(fp, *p)) continue;
       p->update_follower(r.replica_id, fp.fetch_offset, now_ms);
       maybe_expand_isr(*p, r.replica_id);
       if (p->maybe_increment_high_watermark(now_ms)) on_partition_progress(fp.tp);

@@ -125,7 +125,7 @@ struct FetchPartition {
   // max.partition.fetch.bytes. The first partition with data still gets its
   // first batch whole (minOneMessage).
   int32_t max_bytes = 1048576;
-  // A follower's: the epoch of the last batch it holds (KAFKA-10554,
+  // A follower's: its log's latest epoch (KAFKA-10554,
   // ReplicationRules::truncation_on_fetch); -1: not sent.
   LeaderEpoch last_fetched_epoch{-1};
 };
@@ -145,8 +145,9 @@ struct FetchPartitionResponse {
   Offset log_start_offset{-1};
   Offset log_end_offset{-1};  // the leader's, for a follower's out-of-range handling
   std::vector<Record> records;
-  // Where the follower's log leaves the leader's: the largest epoch the
-  // leader knows not above last_fetched_epoch and where it ends (-1: none).
+  // Where the follower's log leaves the leader's, as the leader's epoch cache
+  // answers for last_fetched_epoch (LeaderEpochFileCache.endOffsetFor): an
+  // epoch and where it ends (-1: none).
   LeaderEpoch diverging_epoch{-1};
   Offset diverging_end_offset{-1};
 };
