@@ -197,7 +197,7 @@ void Server::start_election() {
   vote_ = my_initial_vote();
   recv_votes_.clear();
   out_of_election_.clear();
-  out_of_election_epoch_.clear();
+  out_of_election_state_.clear();
   recv_votes_[config_.myid] = vote_;
   notification_interval_ = kFinalizeWait;
   ctx().cancel(finalize_timer_);
@@ -368,11 +368,23 @@ void Server::on_notification(const Notification& n) {
     }
   }
   out_of_election_[n.sender] = n.vote;
-  out_of_election_epoch_[n.sender] = n.election_epoch;
-  const bool leader_confirmed =
-      n.vote.leader != config_.myid && out_of_election_.count(n.vote.leader) != 0 &&
-      out_of_election_.at(n.vote.leader) == n.vote;
-  if (quorum_agrees(out_of_election_, n.vote) && leader_confirmed) {
+  out_of_election_state_[n.sender] = n.state;
+  // FastLeaderElection.receivedFollowingNotification: join when a quorum of
+  // the servers out of election name the same leader and epoch, and the
+  // leader among them says it leads (checkLeader). Between votes that are
+  // not LOOKING, Vote.equals compares only the leader and its epoch: their
+  // zxids and rounds can differ, as each server concluded its own election
+  // at its own moment (ZOOKEEPER-1805; in 3.4.14 as in 3.8). Until 2026-12
+  // the model compared whole votes, and a restarted server whose peers had
+  // concluded with different zxids never rejoined.
+  size_t agree = 0;
+  for (const auto& [sid, v] : out_of_election_) {
+    agree += v.leader == n.vote.leader && v.peer_epoch == n.vote.peer_epoch ? 1 : 0;
+  }
+  const auto leader_state = out_of_election_state_.find(n.vote.leader);
+  const bool leader_confirmed = n.vote.leader != config_.myid && leader_state != out_of_election_state_.end() &&
+                                leader_state->second == PeerState::leading;
+  if (agree >= config_.quorum_size() && leader_confirmed) {
     logical_clock_ = n.election_epoch;
     vote_ = n.vote;
     conclude_election();
@@ -554,6 +566,7 @@ void Server::leader_establish() {
   // rebuilt from the tree).
   for (const auto& [session, timeout] : tree_.sessions()) touch(session, timeout);
   ctx().trace("leading", {{"epoch", new_epoch_}, {"zxid", to_string(last_logged())}});
+  update_election_vote(new_epoch_);
   start_serving();
   const uint64_t generation = role_generation_;
   ctx().after(sim::Duration::millis(config_.tick_time_ms / 2), [this, generation] {
@@ -867,6 +880,7 @@ void Server::on_follower_message(const QuorumMessage& m) {
             commit_up_to(newleader_zxid_);
             follower_reset_silence_timer();
             ctx().trace("following", {{"leader", *leader_id_}, {"epoch", current_epoch_}});
+            update_election_vote(current_epoch_);
             start_serving();
           },
           [&](const Proposal& p) {
@@ -994,6 +1008,15 @@ void Server::apply_committed(const Txn& txn) {
 }
 
 // --- serving clients ---------------------------------------------------------------------------
+
+void Server::update_election_vote(uint32_t epoch) {
+  // QuorumPeer.updateElectionVote (ZOOKEEPER-1732): once the new epoch is
+  // established (Leader.lead after the NEWLEADER quorum, Learner.syncWithLeader
+  // on UPTODATE) the vote a server reports to a LOOKING peer carries that
+  // epoch, so that every member reports the same (leader, epoch), whatever
+  // zxid and round each concluded its own election with.
+  vote_.peer_epoch = epoch;
+}
 
 void Server::start_serving() {
   serving_ = true;

@@ -97,6 +97,7 @@ class Server final : public sim::Process {
   // --- roles ---
   void become_looking(const char* why);
   void stop_role();
+  void update_election_vote(uint32_t epoch);
 
   // --- election ---
   // One peer's election connection, as QuorumCnxManager keeps it: a pair of
@@ -206,7 +207,7 @@ class Server final : public sim::Process {
   Vote vote_;
   std::map<ServerId, Vote> recv_votes_;      // LOOKING peers' votes, this round
   std::map<ServerId, Vote> out_of_election_; // FOLLOWING/LEADING peers' votes
-  std::map<ServerId, uint64_t> out_of_election_epoch_;
+  std::map<ServerId, PeerState> out_of_election_state_;  // and which of the two
   sim::Duration notification_interval_;
   sim::TimerId election_timer_;
   sim::TimerId finalize_timer_;

@@ -117,6 +117,31 @@ int pick_size(uint64_t n) {
   return sizes[n % 4];
 }
 
+// A case the property below found (RC seed 9486085844984159557): server 1,
+// paused while looking, takes on resuming a stale round-1 vote from the
+// notifications held meanwhile and follows 3 with it; server 2, killed and
+// started again after the heal, then hears server 1 report (3, zxid 0,
+// epoch 0) and server 3 (3, its own zxid, epoch 1). Without
+// QuorumPeer.updateElectionVote (ZOOKEEPER-1732: a member reports the
+// established epoch) and Vote.equals comparing only the leader and epoch
+// between votes not LOOKING (ZOOKEEPER-1805), no quorum agreed and server 2
+// looked for ever.
+TEST(ZkEnsemble, ARestartedServerJoinsPeersThatConcludedWithDifferentVotes) {
+  Ensemble e(EnsembleOptions{.servers = 3, .seed = 913274130166ull});
+  e.start();
+  ASSERT_TRUE(create_parent(e));
+  Workload w(e.add_client("writer", 6000));
+  w.tick(e);
+  sim::Rng rng = e.world().rng("schedule");
+  const std::string schedule = run_faults(e, rng, Duration::seconds(60), /*allow_power_loss=*/false);
+  ASSERT_EQ(schedule, " pause1 partition3|0 pause2 partition0|3 start1 pause1 pause2 heal pause2 kill2 heal pause2 "
+                      "partition1|2")
+      << "the schedule this case was found with";
+  heal_everything(e);
+  EXPECT_TRUE(e.run_until([&] { return e.leader().has_value() && e.serving_count() == e.size(); },
+                          Duration::seconds(90)));
+}
+
 // Safety and durability: faults without losing a quorum's disks (kills,
 // pauses, partitions) never break an invariant, and every acknowledged write
 // is in the final state.
