@@ -413,6 +413,10 @@ PartitionLog::LoadResult PartitionLog::load() {
     epochs_.pop_back();
     epochs_changed = true;
   }
+  // Then to the log start, as Log's constructor (2.2) and LogLoader (3.x) do
+  // after truncateFromEnd: a checkpoint written before retention moved the
+  // log start may still name entries below it.
+  epochs_changed |= drop_epochs_below_log_start();
   if (epochs_changed) write_epoch_checkpoint();
 
   check_invariants();
@@ -762,6 +766,23 @@ void PartitionLog::drop_records_below(Offset o) {
     bytes_through_.pop_front();
     log_start_ = log_start_ + 1;
   }
+  if (drop_epochs_below_log_start()) write_epoch_checkpoint();
+}
+
+bool PartitionLog::drop_epochs_below_log_start() {
+  // LeaderEpochFileCache.truncateFromStart (2.2.2 and 3.9 alike): the entries
+  // that start at or below the log start go, and the last of them comes back
+  // starting at the log start, so that the cache never names an offset the
+  // log no longer has. Kafka 3.x flushes this change in the background; the
+  // model writes it at once (a restart repeats the cut in load() either way).
+  auto above = std::upper_bound(
+      epochs_.begin(), epochs_.end(), log_start_,
+      [](Offset o, const EpochEntry& entry) { return o < entry.start_offset; });
+  if (above == epochs_.begin()) return false;
+  const EpochEntry kept{(above - 1)->epoch, log_start_};
+  above = epochs_.erase(epochs_.begin(), above);
+  epochs_.insert(above, kept);
+  return true;
 }
 
 SegmentInfo PartitionLog::scan_segment(Offset base) {
@@ -962,6 +983,9 @@ void PartitionLog::check_invariants() const {
     SIM_ASSERT(segments_.back().base <= log_end(), "{}: active segment {} beyond log end {}",
                dir_, segments_.back().base.value, log_end().value);
   }
+  SIM_ASSERT(epochs_.empty() || epochs_.front().start_offset >= log_start_,
+             "{}: epoch {} starts at {} below log start {}", dir_, epochs_.front().epoch.value,
+             epochs_.front().start_offset.value, log_start_.value);
   SIM_ASSERT(epochs_.empty() || epochs_.back().start_offset <= log_end(),
              "{}: epoch {} starts at {} beyond log end {}", dir_, epochs_.back().epoch.value,
              epochs_.back().start_offset.value, log_end().value);

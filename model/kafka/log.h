@@ -20,7 +20,8 @@
 // (LogSegment.recover, DefaultRecordBatch.ensureValid): a batch of which only
 // some records reached the disk is cut away whole, so the cut falls at the
 // last batch boundary before the damage. The epoch cache is then cut to the
-// log end.
+// log end and to the log start (truncateFromEnd, then truncateFromStart),
+// and it follows the log start whenever that moves up.
 #pragma once
 
 #include <cstdint>
@@ -250,6 +251,9 @@ class PartitionLog {
   void append_records(Records& records, Take take);
   // LeaderEpochFileCache.assign without the checkpoint write; false if ignored.
   bool assign_epoch_entry(LeaderEpoch epoch, Offset start);
+  // Cuts the epoch cache to the log start (truncateFromStart); true if an
+  // entry went or moved, leaving the checkpoint to the caller.
+  bool drop_epochs_below_log_start();
   // Moves log_start_ up to `o` (<= log_end()), dropping records from memory.
   void drop_records_below(Offset o);
   // Deletes the `n` oldest segments (rolling first if that is all of them).

@@ -1014,10 +1014,55 @@ TEST(KafkaBroker, ALeaderNamesWhereAFollowersLogPartsFromItsFetch) {
   EXPECT_EQ(ahead.diverging_end_offset, end);
   EXPECT_TRUE(ahead.records.empty());
   EXPECT_EQ(ahead.high_watermark, end);
+  // A read that found the logs parting is not the follower's fetch: the
+  // leader does not take end + 2 as where the follower's log ends.
+  EXPECT_LE(p->followers().at(follower).log_end, end);
   EXPECT_EQ(fetch(Offset{end.value + 2}, LeaderEpoch{-1}).error, ErrorCode::offset_out_of_range)
       << "without an epoch, past the end is out of range";
   EXPECT_EQ(fetch(end, LeaderEpoch{epoch.value + 3}).error, ErrorCode::offset_out_of_range)
       << "an epoch above every one the leader knows";
+}
+
+// An epoch the leader never wrote in (two leader epochs began at the same
+// offset, the first holding nothing) parts where the epoch before it ends,
+// even at an offset the leader has: the epoch the leader names is older than
+// the one the follower asked with (Partition.readRecords).
+TEST(KafkaBroker, AFetchFromAnEpochTheLeaderWroteNothingInPartsWhereItsPredecessorEnds) {
+  Cluster c({.brokers = 3, .version = VersionProfile::v3_9});
+  const auto started = start_three_replicas(c);
+  ASSERT_TRUE(started);
+  const auto [ctl, leader, follower, tp] = *started;
+  ASSERT_EQ(c.produce(tp, {1, 2, 3}, -1)->error, ErrorCode::none);
+  const Partition* p = c.broker(leader)->partition(tp);
+  const LeaderEpoch first = p->leader_epoch();
+  // The controller takes a dead follower out of the ISR with a new leader
+  // epoch; the follower comes back, catches up, and dies again.
+  c.kill_broker(follower);
+  ASSERT_TRUE(c.run_until([&] { return p->leader_epoch().value == first.value + 1; }, Duration::seconds(60)));
+  c.start_broker(follower);
+  ASSERT_TRUE(c.run_until([&] { return c.state(tp)->isr.size() == 3; }, Duration::seconds(60)));
+  c.kill_broker(follower);
+  ASSERT_TRUE(c.run_until([&] { return p->leader_epoch().value == first.value + 2; }, Duration::seconds(60)));
+  const LeaderEpoch empty{first.value + 1};
+  const LeaderEpoch latest = p->leader_epoch();
+  ASSERT_EQ(p->log().epochs(), (std::vector<EpochEntry>{{first, Offset{0}}, {latest, Offset{3}}}));
+  const auto fetch = [&](Offset offset, LeaderEpoch last_fetched) {
+    FetchRequest r{follower, 0, 1, 1048576, {}};
+    r.partitions.push_back({tp, offset, latest, Offset{0}, 1048576, last_fetched});
+    const auto answer = c.request(leader, r);
+    return answer ? std::get<FetchResponse>(*answer).partitions.at(0) : FetchPartitionResponse{};
+  };
+  const FetchPartitionResponse parted = fetch(Offset{3}, empty);
+  EXPECT_EQ(parted.error, ErrorCode::none);
+  EXPECT_EQ(parted.diverging_epoch, first);
+  EXPECT_EQ(parted.diverging_end_offset, Offset{3});
+  EXPECT_TRUE(parted.records.empty());
+  const FetchPartitionResponse from_first = fetch(Offset{3}, first);
+  EXPECT_EQ(from_first.error, ErrorCode::none);
+  EXPECT_EQ(from_first.diverging_epoch, LeaderEpoch{-1}) << "epoch " << first.value << " ends at 3";
+  const FetchPartitionResponse past_first = fetch(Offset{2}, first);
+  EXPECT_EQ(past_first.diverging_epoch, LeaderEpoch{-1});
+  EXPECT_EQ(past_first.records.size(), 1u);
 }
 
 // What the controller makes of a proposed ISR change (KafkaController.

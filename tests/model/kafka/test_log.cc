@@ -930,6 +930,48 @@ TEST(KafkaLogEpochs, LoadSkipsBadCheckpointLinesAndCutsTheCacheToTheLogEnd) {
   EXPECT_EQ(bed.checkpoint_lines(), (std::vector<std::string>{"1 0", "2 2"}));
 }
 
+TEST(KafkaLogEpochs, TheCacheFollowsTheLogStart) {
+  LogConfig config = three_records_a_segment();
+  config.retention_bytes = 700;
+  Bed bed(config);
+  produce_three_epochs(bed);  // epochs 1 from 0, 2 from 4, 3 from 7; segments 0, 3, 6, 9
+  using Answer = std::optional<std::pair<LeaderEpoch, Offset>>;
+  // Retention takes segment 0 (1000 - 300 >= 700, 700 - 300 < 700): the log
+  // now starts at 3, inside epoch 1, and so does epoch 1's entry
+  // (LeaderEpochFileCache.truncateFromStart).
+  ASSERT_EQ(bed.log().delete_expired_segments(bed.now_ms()), 1);
+  ASSERT_EQ(bed.log().log_start(), Offset{3});
+  EXPECT_EQ(bed.log().epochs(), (std::vector<EpochEntry>{{LeaderEpoch{1}, Offset{3}},
+                                                         {LeaderEpoch{2}, Offset{4}},
+                                                         {LeaderEpoch{3}, Offset{7}}}));
+  EXPECT_EQ(bed.checkpoint_lines(), (std::vector<std::string>{"1 3", "2 4", "3 7"}));
+  // An epoch older than the log ends no lower than the log start.
+  EXPECT_EQ(bed.log().end_offset_for_epoch(LeaderEpoch{0}), Answer({LeaderEpoch{0}, Offset{3}}));
+
+  // Following a leader's log start to exactly where epoch 2 starts: epoch
+  // 1's entry goes, epoch 2's stays as it was.
+  bed.log().advance_log_start(Offset{4});
+  EXPECT_EQ(bed.log().epochs(), (std::vector<EpochEntry>{{LeaderEpoch{2}, Offset{4}},
+                                                         {LeaderEpoch{3}, Offset{7}}}));
+  EXPECT_EQ(bed.log().end_offset_for_epoch(LeaderEpoch{1}), Answer({LeaderEpoch{1}, Offset{4}}));
+  bed.log().advance_log_start(Offset{8});
+  EXPECT_EQ(bed.log().epochs(), (std::vector<EpochEntry>{{LeaderEpoch{3}, Offset{8}}}));
+  EXPECT_EQ(bed.checkpoint_lines(), (std::vector<std::string>{"3 8"}));
+  EXPECT_EQ(bed.log().end_offset_for_epoch(LeaderEpoch{2}), Answer({LeaderEpoch{2}, Offset{8}}));
+
+  // A checkpoint that still names older entries (Kafka 3.x writes this cut in
+  // the background, so a crash can leave one) is cut again as the log loads,
+  // at the first segment's base: the log start the model reads back.
+  ASSERT_EQ(bases_of(bed.log()), (std::vector<int64_t>{6, 9}));
+  bed.disk().open(std::string(kDir) + "/leader-epoch-checkpoint")
+      .rewrite({"1 0", "2 4", "3 7"}, bed.world().now());
+  bed.restart();
+  ASSERT_EQ(bed.log().log_start(), Offset{6});
+  EXPECT_EQ(bed.log().epochs(), (std::vector<EpochEntry>{{LeaderEpoch{2}, Offset{6}},
+                                                         {LeaderEpoch{3}, Offset{7}}}));
+  EXPECT_EQ(bed.checkpoint_lines(), (std::vector<std::string>{"2 6", "3 7"}));
+}
+
 // --- flush and durability ----------------------------------------------------
 
 TEST(KafkaLogDurability, AKillLosesNothingTheLogWrote) {
