@@ -1026,15 +1026,28 @@ TEST(KafkaBroker, ALeaderNamesWhereAFollowersLogPartsFromItsFetch) {
 // An epoch the leader never wrote in (two leader epochs began at the same
 // offset, the first holding nothing) parts where the epoch before it ends,
 // even at an offset the leader has: the epoch the leader names is older than
-// the one the follower asked with (Partition.readRecords).
+// the one the follower asked with (Partition.readRecords). Below the
+// leader's log start the fetch is out of range all the same.
 TEST(KafkaBroker, AFetchFromAnEpochTheLeaderWroteNothingInPartsWhereItsPredecessorEnds) {
-  Cluster c({.brokers = 3, .version = VersionProfile::v3_9});
-  const auto started = start_three_replicas(c);
-  ASSERT_TRUE(started);
-  const auto [ctl, leader, follower, tp] = *started;
-  ASSERT_EQ(c.produce(tp, {1, 2, 3}, -1)->error, ErrorCode::none);
+  Cluster c({.brokers = 3,
+             .version = VersionProfile::v3_9,
+             .broker_properties = {{"log.retention.check.interval.ms", "1000"}}});
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  const BrokerId ctl = *c.controller();
+  const BrokerId leader = c.broker_ids_except(ctl)[0];
+  const BrokerId follower = c.broker_ids_except(ctl)[1];
+  const TopicPartition tp{"t", 0};
+  // Two 70-byte records a segment; retention keeps what the last 70 bytes need.
+  ASSERT_EQ(c.create_topic("t", 1, 3, {{"segment.bytes", "140"}, {"retention.bytes", "70"}},
+                           {{0, {leader, follower, ctl}}}),
+            ErrorCode::none);
+  ASSERT_TRUE(c.run_until([&] { return c.state(tp)->isr.size() == 3; }, Duration::seconds(30)));
+  for (uint64_t value : {1, 2, 3}) ASSERT_EQ(c.produce(tp, {value}, -1)->error, ErrorCode::none);
   const Partition* p = c.broker(leader)->partition(tp);
   const LeaderEpoch first = p->leader_epoch();
+  // The first retention check comes 30 s after the start (LogManager's InitialTaskDelayMs).
+  ASSERT_TRUE(c.run_until([&] { return p->log().log_start() == Offset{2}; }, Duration::seconds(40)));
   // The controller takes a dead follower out of the ISR with a new leader
   // epoch; the follower comes back, catches up, and dies again.
   c.kill_broker(follower);
@@ -1045,7 +1058,8 @@ TEST(KafkaBroker, AFetchFromAnEpochTheLeaderWroteNothingInPartsWhereItsPredecess
   ASSERT_TRUE(c.run_until([&] { return p->leader_epoch().value == first.value + 2; }, Duration::seconds(60)));
   const LeaderEpoch empty{first.value + 1};
   const LeaderEpoch latest = p->leader_epoch();
-  ASSERT_EQ(p->log().epochs(), (std::vector<EpochEntry>{{first, Offset{0}}, {latest, Offset{3}}}));
+  // The first epoch's entry moved up with the log start (truncateFromStart).
+  ASSERT_EQ(p->log().epochs(), (std::vector<EpochEntry>{{first, Offset{2}}, {latest, Offset{3}}}));
   const auto fetch = [&](Offset offset, LeaderEpoch last_fetched) {
     FetchRequest r{follower, 0, 1, 1048576, {}};
     r.partitions.push_back({tp, offset, latest, Offset{0}, 1048576, last_fetched});
@@ -1063,6 +1077,9 @@ TEST(KafkaBroker, AFetchFromAnEpochTheLeaderWroteNothingInPartsWhereItsPredecess
   const FetchPartitionResponse past_first = fetch(Offset{2}, first);
   EXPECT_EQ(past_first.diverging_epoch, LeaderEpoch{-1});
   EXPECT_EQ(past_first.records.size(), 1u);
+  EXPECT_EQ(fetch(Offset{1}, empty).error, ErrorCode::offset_out_of_range)
+      << "below the log start, though the logs part";
+  EXPECT_EQ(fetch(Offset{1}, first).error, ErrorCode::offset_out_of_range);
 }
 
 // What the controller makes of a proposed ISR change (KafkaController.
