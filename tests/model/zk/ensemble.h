@@ -109,6 +109,7 @@ class Ensemble {
     client_ids_[name] = p;
     return world_.process_as<ClientProcess>(p);
   }
+  sim::ProcessId client_process(const std::string& name) const { return client_ids_.at(name); }
   ClientProcess* client(const std::string& name) const {
     return world_.process_as<ClientProcess>(client_ids_.at(name));
   }
