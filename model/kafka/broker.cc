@@ -6,6 +6,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include "model/kafka/assignment.h"
+#include "model/kafka/producer_ids.h"
 #include "model/kafka/znodes.h"
 #include "sim/assert.h"
 
@@ -38,8 +39,8 @@ constexpr int64_t kIsrChangeQuietMs = 5000;
 constexpr int64_t kIsrPropagationMaxDelayMs = 60000;
 // LogManager.InitialTaskDelayMs.
 const sim::Duration kInitialTaskDelay = sim::Duration::seconds(30);
-// ProducerIdManager claims blocks of this many ids.
-constexpr int64_t kProducerIdBlockSize = 1000;
+// RPCProducerIdManager.RetryBackoffMs (3.6+): after the controller refused a block.
+const sim::Duration kProducerIdRetryBackoff = sim::Duration::millis(50);
 
 bool valid_topic_name(const std::string& t) {
   if (t.empty() || t.size() > 249 || t == "." || t == "..") return false;
@@ -84,6 +85,10 @@ void Broker::on_start() {
   // config.controllerSocketTimeoutMs; 3.9: the smaller of it and the retry
   // timeout, which is unbounded here).
   alter_isr_client_ = std::make_unique<NetworkClient>(
+      ctx(), NetworkClient::Options{config_.controller_socket_timeout_ms, 1});
+  // The forwarding channel (AllocateProducerIds), a channel of its own with
+  // the same timeout (KafkaServer's clientToControllerChannelManager).
+  forwarding_client_ = std::make_unique<NetworkClient>(
       ctx(), NetworkClient::Options{config_.controller_socket_timeout_ms, 1});
   ctx().trace("broker_starting", {{"broker", config_.broker_id},
                                   {"version", to_string(config_.version)}});
@@ -572,7 +577,8 @@ void Broker::on_connected(sim::SocketId s) {
   if (controller_ && controller_->channel().on_connected(s)) return;
   if (fetch_client_->on_connected(s)) return;
   if (shutdown_client_->on_connected(s)) return;
-  alter_isr_client_->on_connected(s);
+  if (alter_isr_client_->on_connected(s)) return;
+  forwarding_client_->on_connected(s);
 }
 
 void Broker::on_connect_failed(sim::SocketId s, sim::ConnectError e) {
@@ -583,7 +589,8 @@ void Broker::on_connect_failed(sim::SocketId s, sim::ConnectError e) {
   if (controller_ && controller_->channel().on_connect_failed(s, e)) return;
   if (fetch_client_->on_connect_failed(s, e)) return;
   if (shutdown_client_->on_connect_failed(s, e)) return;
-  alter_isr_client_->on_connect_failed(s, e);
+  if (alter_isr_client_->on_connect_failed(s, e)) return;
+  forwarding_client_->on_connect_failed(s, e);
 }
 
 void Broker::on_message(sim::SocketId s, sim::Payload& p) {
@@ -614,7 +621,8 @@ void Broker::on_message(sim::SocketId s, sim::Payload& p) {
   if (controller_ && controller_->channel().on_message(s, p)) return;
   if (fetch_client_->on_message(s, p)) return;
   if (shutdown_client_->on_message(s, p)) return;
-  alter_isr_client_->on_message(s, p);
+  if (alter_isr_client_->on_message(s, p)) return;
+  forwarding_client_->on_message(s, p);
 }
 
 void Broker::on_closed(sim::SocketId s, sim::CloseReason r) {
@@ -626,6 +634,7 @@ void Broker::on_closed(sim::SocketId s, sim::CloseReason r) {
   if (fetch_client_->on_closed(s, r)) return;
   if (shutdown_client_->on_closed(s, r)) return;
   if (alter_isr_client_->on_closed(s, r)) return;
+  if (forwarding_client_->on_closed(s, r)) return;
   connections_.erase(s);
 }
 
@@ -831,6 +840,12 @@ void Broker::handle(Request& request, Reply reply) {
             return;
           }
           controller_->alter_isr(std::move(r), [reply](AlterIsrResponse resp) { reply(std::move(resp)); });
+        } else if constexpr (std::is_same_v<T, AllocateProducerIdsRequest>) {
+          if (!is_controller()) {
+            reply(AllocateProducerIdsResponse{ErrorCode::not_controller, kNoProducerId, 0});
+            return;
+          }
+          controller_->allocate_producer_ids(r, [reply](AllocateProducerIdsResponse resp) { reply(resp); });
         } else if constexpr (std::is_same_v<T, FetchRequest>) {
           handle_fetch(std::move(r), std::move(reply));
         } else if constexpr (std::is_same_v<T, OffsetsForLeaderEpochRequest>) {
@@ -1374,55 +1389,67 @@ void Broker::maybe_send_alter_isr() {
   // a time, carrying every change not yet answered.
   if (alter_isr_unsent_.empty() || alter_isr_in_flight_) return;
   alter_isr_in_flight_ = true;
-  auto request = std::make_shared<AlterIsrRequest>();
-  request->broker_id = config_.broker_id;
-  request->broker_epoch = broker_epoch_;
-  request->by_topic_id = config_.replication_rules.alter_isr_by_topic_id;
+  AlterIsrRequest request;
+  request.broker_id = config_.broker_id;
+  request.broker_epoch = broker_epoch_;
+  request.by_topic_id = config_.replication_rules.alter_isr_by_topic_id;
   auto items = std::make_shared<AlterIsrItems>();
   for (const auto& [tp, item] : alter_isr_unsent_) {
-    request->partitions.push_back(item.change);
+    request.partitions.push_back(item.change);
     items->push_back(item);
   }
-  send_alter_isr(std::move(request), std::move(items));
+  send_to_controller(*alter_isr_client_, std::make_shared<const Request>(std::move(request)), sim::Time::max(),
+                     [this, items = std::move(items)](const Response& r) {
+                       on_alter_isr_response(std::get<AlterIsrResponse>(r), *items);
+                     },
+                     nullptr);
 }
 
-void Broker::send_alter_isr(std::shared_ptr<const AlterIsrRequest> request,
-                            std::shared_ptr<const AlterIsrItems> items) {
+// Whether an answer from the controller says it no longer is one.
+static bool says_not_controller(const Response& r) {
+  if (const auto* alter = std::get_if<AlterIsrResponse>(&r)) {
+    if (alter->error == ErrorCode::not_controller) return true;
+    for (const AlterIsrPartitionResponse& p : alter->partitions) {
+      if (p.error == ErrorCode::not_controller) return true;
+    }
+    return false;
+  }
+  if (const auto* ids = std::get_if<AllocateProducerIdsResponse>(&r)) return ids->error == ErrorCode::not_controller;
+  return false;
+}
+
+void Broker::send_to_controller(NetworkClient& channel, std::shared_ptr<const Request> body, sim::Time deadline,
+                                std::function<void(const Response&)> answered, std::function<void()> timed_out) {
+  // NodeToControllerRequestThread.generateRequests: a request older than
+  // the channel's retryTimeoutMs is given up.
+  if (ctx().now() >= deadline) {
+    timed_out();
+    return;
+  }
+  const auto again = [this, &channel, body, deadline, answered, timed_out](sim::Duration after) {
+    ctx().after(after, [this, &channel, body, deadline, answered, timed_out] {
+      send_to_controller(channel, body, deadline, answered, timed_out);
+    });
+  };
   // MetadataCacheControllerNodeProvider: the controller is whom the
   // metadata cache names; with none, look again every 100 ms
   // (BrokerToControllerRequestThread.doWork).
   auto b = metadata_.brokers.find(metadata_.controller_id);
   if (metadata_.controller_id == kNoBroker || b == metadata_.brokers.end()) {
-    retry_alter_isr(std::move(request), std::move(items), kAlterIsrNoControllerBackoff);
+    again(kAlterIsrNoControllerBackoff);
     return;
   }
-  Request body = *request;
-  alter_isr_client_->send(
-      metadata_.controller_id, NodeAddress{b->second.host, b->second.port}, std::move(body),
-      [this, request, items](SendError e, const Response* r) {
-        const auto* resp = r == nullptr ? nullptr : std::get_if<AlterIsrResponse>(r);
-        // A lost connection, a timeout or NOT_CONTROLLER: the same request
-        // goes again, to the controller the cache names by then
-        // (BrokerToControllerRequestThread.handleResponse, putFirst).
-        bool not_controller = resp != nullptr && resp->error == ErrorCode::not_controller;
-        if (resp != nullptr) {
-          for (const AlterIsrPartitionResponse& p : resp->partitions) {
-            not_controller = not_controller || p.error == ErrorCode::not_controller;
-          }
-        }
-        if (e != SendError::none || resp == nullptr || not_controller) {
-          retry_alter_isr(request, items, kAlterIsrReconnectBackoff);
-          return;
-        }
-        on_alter_isr_response(*resp, *items);
-      });
-}
-
-void Broker::retry_alter_isr(std::shared_ptr<const AlterIsrRequest> request,
-                             std::shared_ptr<const AlterIsrItems> items, sim::Duration after) {
-  ctx().after(after, [this, request = std::move(request), items = std::move(items)] {
-    send_alter_isr(request, items);
-  });
+  channel.send(metadata_.controller_id, NodeAddress{b->second.host, b->second.port}, Request(*body),
+               [again, answered](SendError e, const Response* r) {
+                 // A lost connection, a timeout or NOT_CONTROLLER: the same
+                 // request goes again, to the controller the cache names by
+                 // then (BrokerToControllerRequestThread.handleResponse, putFirst).
+                 if (e != SendError::none || r == nullptr || says_not_controller(*r)) {
+                   again(kAlterIsrReconnectBackoff);
+                   return;
+                 }
+                 answered(*r);
+               });
 }
 
 void Broker::on_alter_isr_response(const AlterIsrResponse& r, const AlterIsrItems& items) {
@@ -2152,6 +2179,18 @@ void Broker::handle_find_coordinator(const FindCoordinatorRequest& r, Reply repl
 }
 
 void Broker::handle_init_producer_id(const InitProducerIdRequest&, Reply reply) {
+  if (!config_.startup_rules.producer_id_block_at_startup) {
+    // RPCProducerIdManager: blocks from the controller.
+    if (!config_.startup_rules.producer_id_waits_for_block) {
+      reply(producer_id_at_once());
+      return;
+    }
+    producer_id_waiters_.push_back(std::move(reply));
+    serve_producer_id_waiters();
+    return;
+  }
+  // ZkProducerIdManager: the handler thread waits while the broker claims
+  // the next block from ZooKeeper itself.
   if (next_producer_id_ <= producer_id_block_end_) {
     reply(InitProducerIdResponse{ErrorCode::none, next_producer_id_++, 0});
     return;
@@ -2163,58 +2202,163 @@ void Broker::handle_init_producer_id(const InitProducerIdRequest&, Reply reply) 
 void Broker::claim_producer_id_block() {
   if (claiming_block_ || !zk_) return;
   claiming_block_ = true;
-  const std::string path = zk_path(znodes::kLatestProducerIdBlock);
-  zk_->get_data(path, false, [this, path](zk::Error e, const std::string& data,
-                                          const std::optional<zk::Stat>& stat) {
-    auto fail_all = [this] {
-      claiming_block_ = false;
-      std::deque<Reply> waiters = std::move(producer_id_waiters_);
-      producer_id_waiters_.clear();
-      for (Reply& w : waiters) {
-        w(InitProducerIdResponse{ErrorCode::coordinator_not_available, kNoProducerId, -1});
-      }
-      // At startup the claim blocks until ZooKeeper answers (KafkaZkClient
-      // retries a request until connected, on a new session if need be).
-      if (serve_after_block_) ctx().after(kZkRetryDelay, [this] { claim_producer_id_block(); });
-    };
-    if (e != zk::Error::ok || !stat) {
-      fail_all();
-      return;
+  kafka::claim_producer_id_block(
+      *zk_, zk_path(znodes::kLatestProducerIdBlock), config_.broker_id,
+      [this](zk::Error, const znodes::ProducerIdBlock* block) {
+        claiming_block_ = false;
+        std::deque<Reply> waiters = std::move(producer_id_waiters_);
+        producer_id_waiters_.clear();
+        if (block == nullptr) {
+          for (Reply& w : waiters) {
+            w(InitProducerIdResponse{ErrorCode::coordinator_not_available, kNoProducerId, -1});
+          }
+          // At startup the claim blocks until ZooKeeper answers (KafkaZkClient
+          // retries a request until connected, on a new session if need be).
+          if (serve_after_block_) ctx().after(kZkRetryDelay, [this] { claim_producer_id_block(); });
+          return;
+        }
+        next_producer_id_ = block->block_start;
+        producer_id_block_end_ = block->block_end;
+        if (serve_after_block_) {
+          serve_after_block_ = false;
+          start_serving_requests();
+        }
+        for (Reply& w : waiters) handle_init_producer_id(InitProducerIdRequest{}, std::move(w));
+      });
+}
+
+// --- producer-id blocks from the controller (KIP-730) --------------------------------------
+
+void Broker::serve_producer_id_waiters() {
+  // RPCProducerIdManager.generateProducerId up to 3.5, for the waiter at the
+  // head: the manager's lock lets one request at a time in, and a request
+  // that finds the block spent waits on the queue of the next block for up
+  // to request.timeout.ms.
+  while (!producer_id_waiters_.empty() && !producer_id_waiting_) {
+    if (rpc_next_producer_id_ == -1) {
+      maybe_request_producer_id_block();
+      rpc_next_producer_id_ = 0;
+    } else {
+      ++rpc_next_producer_id_;
+      if (rpc_next_producer_id_ >= producer_id_block_.prefetch_at()) maybe_request_producer_id_block();
     }
-    int64_t start = 0;
-    if (!data.empty()) {
-      auto last = znodes::decode_producer_id_block(data);
-      if (!last) {
-        fail_all();
-        return;
-      }
-      start = last->block_end + 1;
+    if (rpc_next_producer_id_ <= producer_id_block_.last()) {
+      answer_producer_id_waiter(InitProducerIdResponse{ErrorCode::none, rpc_next_producer_id_, 0});
+    } else if (next_producer_id_block_) {
+      take_next_producer_id_block();
+    } else {
+      producer_id_waiting_ = true;
+      producer_id_wait_timer_ = ctx().after(sim::Duration::millis(config_.request_timeout_ms), [this] {
+        producer_id_waiting_ = false;
+        answer_producer_id_waiter(InitProducerIdResponse{ErrorCode::request_timed_out, kNoProducerId, -1});
+        serve_producer_id_waiters();
+      });
     }
-    const znodes::ProducerIdBlock block{config_.broker_id, start, start + kProducerIdBlockSize - 1};
-    zk_->set_data(path, znodes::encode_producer_id_block(block), stat->version,
-                  [this, block, fail_all](zk::Error e, const std::optional<zk::Stat>&) {
-                    claiming_block_ = false;
-                    if (e == zk::Error::bad_version) {
-                      claim_producer_id_block();  // another broker claimed one first
-                      return;
-                    }
-                    if (e != zk::Error::ok) {
-                      fail_all();
-                      return;
-                    }
-                    next_producer_id_ = block.block_start;
-                    producer_id_block_end_ = block.block_end;
-                    if (serve_after_block_) {
-                      serve_after_block_ = false;
-                      start_serving_requests();
-                    }
-                    std::deque<Reply> waiters = std::move(producer_id_waiters_);
-                    producer_id_waiters_.clear();
-                    for (Reply& w : waiters) {
-                      handle_init_producer_id(InitProducerIdRequest{}, std::move(w));
-                    }
-                  });
-  });
+  }
+}
+
+void Broker::take_next_producer_id_block() {
+  const AllocateProducerIdsResponse next = *next_producer_id_block_;
+  next_producer_id_block_.reset();
+  if (next.error != ErrorCode::none) {
+    answer_producer_id_waiter(InitProducerIdResponse{next.error, kNoProducerId, -1});
+    return;
+  }
+  producer_id_block_ = ProducerIdRange{next.producer_id_start, next.producer_id_len};
+  rpc_next_producer_id_ = next.producer_id_start;
+  answer_producer_id_waiter(InitProducerIdResponse{ErrorCode::none, rpc_next_producer_id_, 0});
+}
+
+void Broker::answer_producer_id_waiter(const InitProducerIdResponse& r) {
+  Reply reply = std::move(producer_id_waiters_.front());
+  producer_id_waiters_.pop_front();
+  reply(r);
+}
+
+InitProducerIdResponse Broker::producer_id_at_once() {
+  // RPCProducerIdManager.generateProducerId from 3.6 (KAFKA-14694): an id
+  // of the current block, else the next block if it has come, else
+  // COORDINATOR_LOAD_IN_PROGRESS while it is asked for (at most three turns).
+  const InitProducerIdResponse wait{ErrorCode::coordinator_load_in_progress, kNoProducerId, -1};
+  // ProducerIdsBlock.EMPTY counts from 0 and has nothing to give.
+  rpc_next_producer_id_ = std::max(rpc_next_producer_id_, producer_id_block_.start);
+  for (int turn = 0; turn < 3; ++turn) {
+    const int64_t id = rpc_next_producer_id_++;  // ProducerIdsBlock.claimNextId
+    if (id <= producer_id_block_.last()) {
+      if (id == producer_id_block_.prefetch_at()) maybe_request_producer_id_block();
+      return InitProducerIdResponse{ErrorCode::none, id, 0};
+    }
+    if (!next_producer_id_block_) {
+      maybe_request_producer_id_block();
+      return wait;
+    }
+    producer_id_block_ = ProducerIdRange{next_producer_id_block_->producer_id_start,
+                                         next_producer_id_block_->producer_id_len};
+    rpc_next_producer_id_ = producer_id_block_.start;
+    next_producer_id_block_.reset();
+    producer_id_request_in_flight_ = false;
+  }
+  return wait;
+}
+
+void Broker::maybe_request_producer_id_block() {
+  // maybeRequestNextBlock: no block waiting, no request in flight, and (3.6+)
+  // past the backoff after a refusal.
+  if (next_producer_id_block_ || producer_id_request_in_flight_ || ctx().now() < producer_id_backoff_until_) return;
+  producer_id_request_in_flight_ = true;
+  ctx().trace("producer_id_block_requested", {{"broker_epoch", broker_epoch_}});
+  send_to_controller(
+      *forwarding_client_,
+      std::make_shared<const Request>(AllocateProducerIdsRequest{config_.broker_id, broker_epoch_}),
+      ctx().now() + sim::Duration::millis(config_.request_timeout_ms),
+      [this](const Response& r) { on_producer_id_block(std::get<AllocateProducerIdsResponse>(r)); },
+      [this] { on_producer_id_block_timeout(); });
+}
+
+void Broker::on_producer_id_block(const AllocateProducerIdsResponse& r) {
+  // handleAllocateProducerIdsResponse (3.1.0, 3.9).
+  const bool waits = config_.startup_rules.producer_id_waits_for_block;
+  ctx().trace("producer_id_block", {{"error", to_string(r.error)},
+                                    {"start", r.producer_id_start},
+                                    {"size", r.producer_id_len}});
+  const bool valid = r.error == ErrorCode::none && r.producer_id_start >= producer_id_block_.last() &&
+                     r.producer_id_len >= 0;
+  if (!waits) {
+    if (valid) {
+      next_producer_id_block_ = r;  // the request counts as in flight until the block is taken
+    } else {
+      producer_id_backoff_until_ = ctx().now() + kProducerIdRetryBackoff;
+      producer_id_request_in_flight_ = false;
+    }
+    return;
+  }
+  producer_id_request_in_flight_ = false;
+  if (r.error == ErrorCode::stale_broker_epoch || r.error == ErrorCode::broker_id_not_registered) {
+    maybe_request_producer_id_block();  // asked again at once, with the epoch of now
+    return;
+  }
+  next_producer_id_block_ = r;
+  // A sanity check that fails is a KafkaException: UNKNOWN_SERVER_ERROR.
+  if (r.error == ErrorCode::none && !valid) next_producer_id_block_->error = ErrorCode::unknown_server_error;
+  wake_producer_id_waiter();
+}
+
+void Broker::on_producer_id_block_timeout() {
+  ctx().trace("producer_id_block", {{"error", "timed out"}});
+  producer_id_request_in_flight_ = false;
+  if (!config_.startup_rules.producer_id_waits_for_block) return;
+  // 3.1: the waiter learns of it; nothing is asked again until the next
+  // InitProducerId.
+  next_producer_id_block_ = AllocateProducerIdsResponse{ErrorCode::request_timed_out, kNoProducerId, 0};
+  wake_producer_id_waiter();
+}
+
+void Broker::wake_producer_id_waiter() {
+  if (!producer_id_waiting_) return;
+  producer_id_waiting_ = false;
+  ctx().cancel(producer_id_wait_timer_);
+  take_next_producer_id_block();
+  serve_producer_id_waiters();
 }
 
 // --- replica fetchers ------------------------------------------------------------------------

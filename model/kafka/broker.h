@@ -48,6 +48,7 @@
 #include "model/kafka/group_coordinator.h"
 #include "model/kafka/network_client.h"
 #include "model/kafka/partition.h"
+#include "model/kafka/producer_ids.h"
 #include "model/kafka/wire.h"
 #include "sim/deadline_timer.h"
 #include "sim/fifo.h"
@@ -260,13 +261,13 @@ class Broker final : public sim::Process {
   void forget_isr_proposal(Partition& p);
   // Sends every unsent item in one request unless one is in flight.
   void maybe_send_alter_isr();
-  // Sends `request` to the controller the metadata cache names, again and
-  // again until a controller answers it (BrokerToControllerChannelManager,
-  // retryTimeoutMs Long.MaxValue).
-  void send_alter_isr(std::shared_ptr<const AlterIsrRequest> request,
-                      std::shared_ptr<const AlterIsrItems> items);
-  void retry_alter_isr(std::shared_ptr<const AlterIsrRequest> request,
-                       std::shared_ptr<const AlterIsrItems> items, sim::Duration after);
+  // Sends `body` on `channel` to the controller the metadata cache names,
+  // again after a lost connection, a timeout or NOT_CONTROLLER, until a
+  // controller answers it or `deadline` passes (BrokerToControllerChannel-
+  // Manager: the AlterIsr channel's retryTimeoutMs is Long.MaxValue, the
+  // forwarding channel's request.timeout.ms).
+  void send_to_controller(NetworkClient& channel, std::shared_ptr<const Request> body, sim::Time deadline,
+                          std::function<void(const Response&)> answered, std::function<void()> timed_out);
   void on_alter_isr_response(const AlterIsrResponse& r, const AlterIsrItems& items);
   void apply_alter_isr(const AlterIsrItem& item, const AlterIsrPartitionResponse& r);
   std::map<TopicPartition, AlterIsrItem> alter_isr_unsent_;
@@ -471,12 +472,35 @@ class Broker final : public sim::Process {
   int64_t last_isr_change_ms_ = 0;
   int64_t last_isr_propagation_ms_ = 0;
 
-  // Producer ids: the block this broker claimed from /latest_producer_id_block.
+  // Producer ids (StartupRules::producer_id_block_at_startup): the block
+  // this broker claimed from /latest_producer_id_block (ZkProducerIdManager).
   int64_t next_producer_id_ = 0;
   int64_t producer_id_block_end_ = -1;  // inclusive; -1: no block
+  // InitProducerId requests waiting for a block (either manager).
   std::deque<Reply> producer_id_waiters_;
   bool claiming_block_ = false;
   void claim_producer_id_block();
+
+  // Or from the controller (RPCProducerIdManager, 3.0+ on protocol
+  // 3.0-IV0): the current block, the next id (3.1: -1 before the first
+  // InitProducerId), and the next block or, up to 3.5, why asking for it
+  // failed (the queue of one a waiting request polls).
+  ProducerIdRange producer_id_block_;
+  int64_t rpc_next_producer_id_ = -1;
+  std::optional<AllocateProducerIdsResponse> next_producer_id_block_;
+  bool producer_id_request_in_flight_ = false;
+  sim::Time producer_id_backoff_until_ = sim::Time::zero();  // 3.6+: after a refusal
+  bool producer_id_waiting_ = false;                         // the head waiter polls
+  sim::TimerId producer_id_wait_timer_;
+  std::unique_ptr<NetworkClient> forwarding_client_;
+  void serve_producer_id_waiters();  // StartupRules::producer_id_waits_for_block
+  void take_next_producer_id_block();
+  void answer_producer_id_waiter(const InitProducerIdResponse& r);
+  void wake_producer_id_waiter();
+  InitProducerIdResponse producer_id_at_once();  // from 3.6
+  void maybe_request_producer_id_block();
+  void on_producer_id_block(const AllocateProducerIdsResponse& r);
+  void on_producer_id_block_timeout();
   // After the registration: requests are read once startup is done, which
   // in the 2.2 and 2.8 profiles waits for a first producer id block
   // (StartupRules::producer_id_block_at_startup).

@@ -997,6 +997,7 @@ BrokerConfig default_broker_config(VersionProfile version) {
                    .rejoin_updates_timeouts = v3_9};       // 3.4 / 3.3.2
   c.startup_rules = {.listen_at_end_of_startup = v3_9,                // 3.5
                      // producer_id_block_at_startup: apply_inter_broker_protocol
+                     .producer_id_waits_for_block = !v3_9,           // until 3.6
                      .controlled_shutdown_reads_zookeeper = !v3_1};  // until 3.0
   apply_inter_broker_protocol(c);
   return c;

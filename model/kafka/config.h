@@ -333,12 +333,18 @@ struct StartupRules {
   // a conditional write, again while another broker wins, retried until
   // ZooKeeper answers (ProducerIdManager's constructor, getNewProducerIdBlock;
   // 2.2.2 and 2.8.2). From 3.0 (KIP-730) a broker asks the controller for
-  // blocks when it needs one (RPCProducerIdManager, AllocateProducerIds),
-  // which the 3.9 profile approximates by claiming from ZooKeeper at the
-  // first InitProducerId (the 3.1 profile too, where the first
-  // InitProducerId waits on a request handler thread for the controller's
-  // block, RPCProducerIdManager.generateProducerId, until 3.6's KAFKA-14694).
+  // blocks, AllocateProducerIds, when its first InitProducerId comes and
+  // again when 90 % of its block is handed out (RPCProducerIdManager; 3.1.0,
+  // 3.9); the controller claims each from ZooKeeper the same way.
   bool producer_id_block_at_startup = false;
+  // Until 3.6 (KAFKA-14694) an InitProducerId that finds no id left waits
+  // for the next block on its request handler thread, one at a time (the
+  // manager's lock), up to request.timeout.ms, then fails REQUEST_TIMED_OUT
+  // (RPCProducerIdManager.generateProducerId, 3.1.0; ZkProducerIdManager
+  // likewise waits for ZooKeeper). From 3.6 it is answered at once with
+  // COORDINATOR_LOAD_IN_PROGRESS while the block is asked for, and the
+  // client tries again (3.9).
+  bool producer_id_waits_for_block = false;
   // (Shutdown, too.) Before Kafka 3.0 a broker going down finds the
   // controller to ask for its controlled shutdown by reading /controller
   // and the controller's /brokers/ids/<id> from ZooKeeper before every

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "model/kafka/producer_ids.h"
 #include "sim/assert.h"
 
 namespace kafka {
@@ -1015,6 +1016,71 @@ void Controller::alter_isr(AlterIsrRequest request, std::function<void(AlterIsrR
           case AbortCase::preempted:
             return;
         }
+      });
+}
+
+void Controller::allocate_producer_ids(AllocateProducerIdsRequest request,
+                                       std::function<void(AllocateProducerIdsResponse)> reply) {
+  reply = once(std::move(reply));
+  enqueue(
+      "AllocateProducerIds",
+      [this, request, reply](Done done) {
+        // KafkaController.processAllocateProducerIds (3.1.0, 3.9).
+        auto registered = live_.find(request.broker_id);
+        if (registered == live_.end()) {
+          reply(AllocateProducerIdsResponse{ErrorCode::broker_id_not_registered, kNoProducerId, 0});
+          done();
+          return;
+        }
+        if (registered->second.second != request.broker_epoch) {
+          reply(AllocateProducerIdsResponse{ErrorCode::stale_broker_epoch, kNoProducerId, 0});
+          done();
+          return;
+        }
+        claim_producer_ids(request.broker_id, reply, std::move(done));
+      },
+      [reply](AbortCase why) {
+        // An inactive controller says NOT_CONTROLLER; a claim cut short by
+        // the controller's end fails as its ZooKeeper call did (an
+        // exception, UNKNOWN_SERVER_ERROR); a preempted event answers nothing.
+        switch (why) {
+          case AbortCase::queued:
+            reply(AllocateProducerIdsResponse{ErrorCode::not_controller, kNoProducerId, 0});
+            return;
+          case AbortCase::running_fenced:
+          case AbortCase::running_expired:
+            reply(AllocateProducerIdsResponse{ErrorCode::unknown_server_error, kNoProducerId, 0});
+            return;
+          case AbortCase::preempted:
+            return;
+        }
+      });
+}
+
+void Controller::claim_producer_ids(BrokerId broker, std::function<void(AllocateProducerIdsResponse)> reply,
+                                    Done done) {
+  // ZkProducerIdManager.getNewProducerIdBlock on the controller's thread: a
+  // plain conditional write, not fenced by the controller epoch; a lost
+  // connection is waited out as KafkaZkClient does.
+  claim_producer_id_block(
+      *env_.zk, path(znodes::kLatestProducerIdBlock), broker,
+      [this, broker, reply, done](zk::Error e, const znodes::ProducerIdBlock* block) {
+        if (!active_) return;  // answered by the abort
+        if (e == zk::Error::connection_loss) {
+          env_.ctx->after(kZkRetryDelay, [this, broker, reply, done] {
+            if (active_) claim_producer_ids(broker, reply, done);
+          });
+          return;
+        }
+        if (block == nullptr) {
+          reply(AllocateProducerIdsResponse{ErrorCode::unknown_server_error, kNoProducerId, 0});
+        } else {
+          env_.ctx->trace("producer_ids_allocated",
+                          {{"broker", broker}, {"start", block->block_start}, {"end", block->block_end}});
+          reply(AllocateProducerIdsResponse{ErrorCode::none, block->block_start,
+                                            static_cast<int32_t>(block->block_end - block->block_start + 1)});
+        }
+        done();
       });
 }
 

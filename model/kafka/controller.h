@@ -88,6 +88,10 @@ class Controller {
   // A leader's proposed ISR changes (AlterIsr, ReplicationRules::
   // isr_changes_through_controller), queued as a controller event.
   void alter_isr(AlterIsrRequest request, std::function<void(AlterIsrResponse)> reply);
+  // A broker's request for a block of producer ids (KIP-730), queued as a
+  // controller event that claims the block from ZooKeeper.
+  void allocate_producer_ids(AllocateProducerIdsRequest request,
+                             std::function<void(AllocateProducerIdsResponse)> reply);
 
   NetworkClient& channel() { return channel_; }
 
@@ -161,6 +165,7 @@ class Controller {
                               Done done);
   void do_alter_isr(const AlterIsrRequest& request, std::function<void(AlterIsrResponse)> reply,
                     Done done);
+  void claim_producer_ids(BrokerId broker, std::function<void(AllocateProducerIdsResponse)> reply, Done done);
   // The partitions (with more than one replica) `id` leads, as a
   // ControlledShutdown answer lists them.
   std::vector<TopicPartition> still_led_by(BrokerId id) const;

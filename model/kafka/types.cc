@@ -86,6 +86,7 @@ const char* to_string(ErrorCode e) {
     case ErrorCode::invalid_update_version: return "INVALID_UPDATE_VERSION";
     case ErrorCode::ineligible_replica: return "INELIGIBLE_REPLICA";
     case ErrorCode::operation_not_attempted: return "OPERATION_NOT_ATTEMPTED";
+    case ErrorCode::broker_id_not_registered: return "BROKER_ID_NOT_REGISTERED";
     case ErrorCode::unknown_server_error: return "UNKNOWN_SERVER_ERROR";
   }
   return "?";

@@ -152,6 +152,7 @@ enum class ErrorCode {
   invalid_update_version,            // INVALID_UPDATE_VERSION (KIP-497)
   ineligible_replica,                // INELIGIBLE_REPLICA (KIP-841)
   operation_not_attempted,           // OPERATION_NOT_ATTEMPTED
+  broker_id_not_registered,          // BROKER_ID_NOT_REGISTERED (KIP-730)
   unknown_server_error,              // UNKNOWN_SERVER_ERROR
 };
 const char* to_string(ErrorCode e);

@@ -8,7 +8,7 @@ const char* api_name(const Request& r) {
       "Fetch",        "OffsetsForLeaderEpoch", "Produce", "Metadata",
       "ListOffsets",  "CreateTopics",   "FindCoordinator", "InitProducerId",
       "JoinGroup",    "SyncGroup",      "Heartbeat",       "LeaveGroup",
-      "OffsetCommit", "OffsetFetch",    "AlterIsr",
+      "OffsetCommit", "OffsetFetch",    "AlterIsr",        "AllocateProducerIds",
   };
   static_assert(std::size(names) == std::variant_size_v<Request>);
   return names[r.index()];

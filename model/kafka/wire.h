@@ -112,6 +112,20 @@ struct AlterIsrResponse {
   std::vector<AlterIsrPartitionResponse> partitions;
 };
 
+// A broker asking the controller for a block of producer ids (KIP-730,
+// from 3.0 on inter-broker protocol 3.0-IV0).
+struct AllocateProducerIdsRequest {
+  BrokerId broker_id = kNoBroker;
+  int64_t broker_epoch = -1;
+};
+struct AllocateProducerIdsResponse {
+  // NOT_CONTROLLER, BROKER_ID_NOT_REGISTERED, STALE_BROKER_EPOCH,
+  // UNKNOWN_SERVER_ERROR (the write failed)
+  ErrorCode error = ErrorCode::none;
+  ProducerId producer_id_start = kNoProducerId;
+  int32_t producer_id_len = 0;
+};
+
 // --- data plane -------------------------------------------------------------------
 
 inline constexpr BrokerId kConsumerReplicaId = -1;
@@ -386,14 +400,14 @@ using Request =
                  ProduceRequest, MetadataRequest, ListOffsetsRequest, CreateTopicsRequest,
                  FindCoordinatorRequest, InitProducerIdRequest, JoinGroupRequest,
                  SyncGroupRequest, HeartbeatRequest, LeaveGroupRequest, OffsetCommitRequest,
-                 OffsetFetchRequest, AlterIsrRequest>;
+                 OffsetFetchRequest, AlterIsrRequest, AllocateProducerIdsRequest>;
 using Response =
     std::variant<LeaderAndIsrResponse, UpdateMetadataResponse, StopReplicaResponse,
                  ControlledShutdownResponse, FetchResponse, OffsetsForLeaderEpochResponse,
                  ProduceResponse, MetadataResponse, ListOffsetsResponse, CreateTopicsResponse,
                  FindCoordinatorResponse, InitProducerIdResponse, JoinGroupResponse,
                  SyncGroupResponse, HeartbeatResponse, LeaveGroupResponse, OffsetCommitResponse,
-                 OffsetFetchResponse, AlterIsrResponse>;
+                 OffsetFetchResponse, AlterIsrResponse, AllocateProducerIdsResponse>;
 
 // The API's name, as Kafka's request log prints it ("LeaderAndIsr", "Fetch" ...).
 const char* api_name(const Request& r);

@@ -1754,7 +1754,8 @@ TEST(KafkaBroker, NoRequestIsReadBeforeTheBrokerHasRegistered) {
 // its brokers speak an inter-broker protocol below 3.0-IV0, which has no
 // AllocateProducerIds: then they claim as 2.x does (KafkaServer.startup
 // picks the ZooKeeper manager). Each broker then answers its first
-// InitProducerId from its own block.
+// InitProducerId from its own block (a 3.9 broker asking the controller
+// answers COORDINATOR_LOAD_IN_PROGRESS until the block has come).
 TEST(KafkaBroker, Brokers2xClaimAProducerIdBlockAsTheyStart) {
   std::vector<std::pair<VersionProfile, const char*>> cases;
   for (VersionProfile v : kVersionProfiles) cases.emplace_back(v, nullptr);
@@ -1779,11 +1780,112 @@ TEST(KafkaBroker, Brokers2xClaimAProducerIdBlockAsTheyStart) {
     }
     std::set<int64_t> firsts;
     for (BrokerId b : c.broker_ids()) {
-      const auto r = c.request(b, InitProducerIdRequest{});
-      ASSERT_TRUE(r.has_value());
-      firsts.insert(std::get<InitProducerIdResponse>(*r).producer_id);
+      for (int attempt = 0; attempt < 10; ++attempt) {
+        const auto r = c.request(b, InitProducerIdRequest{});
+        ASSERT_TRUE(r.has_value());
+        const auto& answer = std::get<InitProducerIdResponse>(*r);
+        if (answer.error == ErrorCode::none) {
+          firsts.insert(answer.producer_id);
+          break;
+        }
+        EXPECT_EQ(answer.error, ErrorCode::coordinator_load_in_progress);
+        c.run_for(Duration::millis(100));
+      }
     }
     EXPECT_EQ(firsts, (std::set<int64_t>{0, 1000, 2000}));
+  }
+}
+
+// From 3.0 on protocol 3.0-IV0 (KIP-730) a broker asks the controller for a
+// block of producer ids when its first InitProducerId comes, and for the
+// next block once 90 % of it is handed out; the controller claims each from
+// ZooKeeper in the asker's name. Up to 3.5 the InitProducerId waits for the
+// block on its handler thread; from 3.6 (KAFKA-14694) it is answered
+// COORDINATOR_LOAD_IN_PROGRESS meanwhile (RPCProducerIdManager, 3.1.0, 3.9).
+TEST(KafkaBroker, From30ABrokerAsksTheControllerForItsProducerIds) {
+  for (VersionProfile v : {VersionProfile::v3_1, VersionProfile::v3_9}) {
+    SCOPED_TRACE(to_string(v));
+    Cluster c({.brokers = 3, .version = v});
+    c.start();
+    ASSERT_TRUE(c.await_ready());
+    c.run_for(Duration::seconds(1));
+    const BrokerId ctl = *c.controller();
+    const BrokerId b = c.broker_ids_except(ctl)[0];
+    const auto init = [&] {
+      const auto r = c.request(b, InitProducerIdRequest{});
+      return r ? std::get<InitProducerIdResponse>(*r) : InitProducerIdResponse{ErrorCode::unknown_server_error};
+    };
+    const auto block_in_zookeeper = [&] {
+      const auto data = c.zk_get(znodes::kLatestProducerIdBlock);
+      return data ? znodes::decode_producer_id_block(*data) : std::nullopt;
+    };
+    InitProducerIdResponse first = init();
+    if (v == VersionProfile::v3_9) {
+      EXPECT_EQ(first.error, ErrorCode::coordinator_load_in_progress);
+      c.run_for(Duration::millis(100));
+      first = init();
+    }
+    EXPECT_EQ(first.error, ErrorCode::none);
+    EXPECT_EQ(first.producer_id, 0);
+    auto claimed = block_in_zookeeper();
+    ASSERT_TRUE(claimed.has_value());
+    EXPECT_EQ(claimed->broker, b) << "claimed by the controller in the asker's name";
+    EXPECT_EQ(claimed->block_end, 999);
+    // Ids 1 to 899 from the block; 900 asks for the next one.
+    for (int64_t id = 1; id < 900; ++id) ASSERT_EQ(init().producer_id, id);
+    EXPECT_EQ(block_in_zookeeper()->block_end, 999);
+    EXPECT_EQ(init().producer_id, 900);
+    c.run_for(Duration::millis(100));
+    EXPECT_EQ(block_in_zookeeper()->block_end, 1999);
+    // 901 to 999, then the next block without a wait.
+    for (int64_t id = 901; id < 1000; ++id) ASSERT_EQ(init().producer_id, id);
+    const InitProducerIdResponse next = init();
+    EXPECT_EQ(next.error, ErrorCode::none);
+    EXPECT_EQ(next.producer_id, 1000);
+  }
+}
+
+// With the controller out of reach the block never comes: a 3.1 broker's
+// InitProducerId waits request.timeout.ms (20 s here, inside the test
+// client's own 30 s) on its handler thread and fails REQUEST_TIMED_OUT; a
+// 3.9 broker answers COORDINATOR_LOAD_IN_PROGRESS at once, every time, and
+// an id once the controller can be reached again.
+TEST(KafkaBroker, WithoutTheControllerNoProducerIdComes) {
+  for (VersionProfile v : {VersionProfile::v3_1, VersionProfile::v3_9}) {
+    SCOPED_TRACE(to_string(v));
+    Cluster c({.brokers = 3, .version = v, .broker_properties = {{"request.timeout.ms", "20000"}}});
+    c.start();
+    ASSERT_TRUE(c.await_ready());
+    c.run_for(Duration::seconds(1));
+    const BrokerId ctl = *c.controller();
+    const BrokerId b = c.broker_ids_except(ctl)[0];
+    c.world().network().block(c.broker_host(b), c.broker_host(ctl));
+    c.world().network().block(c.broker_host(ctl), c.broker_host(b));
+    const sim::Time asked = c.world().now();
+    const auto r = c.request(b, InitProducerIdRequest{});
+    ASSERT_TRUE(r.has_value());
+    const auto& answer = std::get<InitProducerIdResponse>(*r);
+    const Duration waited = c.world().now() - asked;
+    if (v == VersionProfile::v3_1) {
+      EXPECT_EQ(answer.error, ErrorCode::request_timed_out);
+      EXPECT_GE(waited, Duration::seconds(20));
+      EXPECT_LT(waited, Duration::seconds(21));
+    } else {
+      EXPECT_EQ(answer.error, ErrorCode::coordinator_load_in_progress);
+      EXPECT_LT(waited, Duration::seconds(1));
+      c.run_for(Duration::seconds(10));
+      const auto again = c.request(b, InitProducerIdRequest{});
+      EXPECT_EQ(std::get<InitProducerIdResponse>(*again).error, ErrorCode::coordinator_load_in_progress);
+    }
+    EXPECT_EQ(*c.zk_get(znodes::kLatestProducerIdBlock), "") << "nobody claimed a block";
+    c.world().network().heal();
+    InitProducerIdResponse later{ErrorCode::unknown_server_error};
+    ASSERT_TRUE(c.run_until([&] {
+      const auto x = c.request(b, InitProducerIdRequest{});
+      later = std::get<InitProducerIdResponse>(*x);
+      return later.error == ErrorCode::none;
+    }, Duration::seconds(120)));
+    EXPECT_GE(later.producer_id, 0);
   }
 }
 

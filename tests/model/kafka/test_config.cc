@@ -474,6 +474,7 @@ TEST(KafkaConfigDefaults, ThreeOneIsTwoEightWithTheChangesOf30And31) {
   groups.rejoin_updates_timeouts = true;  // KAFKA-14009 (3.4)
   EXPECT_EQ(v39.group_rules, groups);
   startup.listen_at_end_of_startup = true;
+  startup.producer_id_waits_for_block = false;  // KAFKA-14694 (3.6)
   EXPECT_EQ(v39.startup_rules, startup);
 }
 
