@@ -86,10 +86,14 @@ void Broker::on_start() {
   // timeout, which is unbounded here).
   alter_isr_client_ = std::make_unique<NetworkClient>(
       ctx(), NetworkClient::Options{config_.controller_socket_timeout_ms, 1});
-  // The forwarding channel (AllocateProducerIds), a channel of its own with
-  // the same timeout (KafkaServer's clientToControllerChannelManager).
+  // The forwarding channel (AllocateProducerIds), a channel of its own
+  // (KafkaServer's clientToControllerChannelManager), its retry timeout
+  // request.timeout.ms.
   forwarding_client_ = std::make_unique<NetworkClient>(
-      ctx(), NetworkClient::Options{config_.controller_socket_timeout_ms, 1});
+      ctx(), NetworkClient::Options{config_.startup_rules.controller_request_timeout_capped
+                                        ? std::min(config_.controller_socket_timeout_ms, config_.request_timeout_ms)
+                                        : config_.controller_socket_timeout_ms,
+                                    1});
   ctx().trace("broker_starting", {{"broker", config_.broker_id},
                                   {"version", to_string(config_.version)}});
   load_logs();
@@ -181,7 +185,7 @@ void Broker::load_logs() {
       }
       TopicPartition tp{name.substr(0, dash), static_cast<int32_t>(std::stol(digits))};
       auto log = std::make_unique<PartitionLog>(ctx(), prefix + name, config_.log);
-      const PartitionLog::LoadResult r = log->load();
+      const PartitionLog::LoadResult r = log->load(config_.startup_rules.load_cuts_epochs_at_log_start);
       ctx().trace("log_loaded", {{"partition", to_string(tp)},
                                  {"log_start", log->log_start().value},
                                  {"log_end", log->log_end().value},
@@ -2204,17 +2208,20 @@ void Broker::claim_producer_id_block() {
   claiming_block_ = true;
   kafka::claim_producer_id_block(
       *zk_, zk_path(znodes::kLatestProducerIdBlock), config_.broker_id,
-      [this](zk::Error, const znodes::ProducerIdBlock* block) {
+      [this](zk::Error e, const znodes::ProducerIdBlock* block) {
         claiming_block_ = false;
+        if (block == nullptr && (e == zk::Error::connection_loss || serve_after_block_)) {
+          // KafkaZkClient retries a request until connected; at startup the
+          // claim goes on until ZooKeeper answers, on a new session if need be.
+          ctx().after(kZkRetryDelay, [this] { claim_producer_id_block(); });
+          return;
+        }
         std::deque<Reply> waiters = std::move(producer_id_waiters_);
         producer_id_waiters_.clear();
         if (block == nullptr) {
-          for (Reply& w : waiters) {
-            w(InitProducerIdResponse{ErrorCode::coordinator_not_available, kNoProducerId, -1});
-          }
-          // At startup the claim blocks until ZooKeeper answers (KafkaZkClient
-          // retries a request until connected, on a new session if need be).
-          if (serve_after_block_) ctx().after(kZkRetryDelay, [this] { claim_producer_id_block(); });
+          // getNewProducerIdBlock threw (an expired session, unreadable
+          // data): the handler answers UNKNOWN_SERVER_ERROR.
+          for (Reply& w : waiters) w(InitProducerIdResponse{ErrorCode::unknown_server_error, kNoProducerId, -1});
           return;
         }
         next_producer_id_ = block->block_start;

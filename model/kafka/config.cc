@@ -998,6 +998,8 @@ BrokerConfig default_broker_config(VersionProfile version) {
   c.startup_rules = {.listen_at_end_of_startup = v3_9,                // 3.5
                      // producer_id_block_at_startup: apply_inter_broker_protocol
                      .producer_id_waits_for_block = !v3_9,           // until 3.6
+                     .load_cuts_epochs_at_log_start = !v3_1,         // until 3.0
+                     .controller_request_timeout_capped = v3_9,      // 3.3.2 / 3.4
                      .controlled_shutdown_reads_zookeeper = !v3_1};  // until 3.0
   apply_inter_broker_protocol(c);
   return c;

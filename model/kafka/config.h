@@ -345,6 +345,19 @@ struct StartupRules {
   // COORDINATOR_LOAD_IN_PROGRESS while the block is asked for, and the
   // client tries again (3.9).
   bool producer_id_waits_for_block = false;
+  // Up to 2.8 a log that loads cuts its leader-epoch cache at its log start,
+  // the first segment's base when no larger one was checkpointed (Log's
+  // constructor, truncateFromStart(logStartOffset)); from 3.0 LogLoader cuts
+  // at the checkpointed log start alone, which is absent (0) when the log
+  // start is a segment's base (LogLoader.load, 3.0.0 to 3.9), so entries
+  // below it that a stale checkpoint still names stay until the log start
+  // next moves.
+  bool load_cuts_epochs_at_log_start = false;
+  // A channel to the controller gives each request controller.socket.
+  // timeout.ms; from 3.3.2 / 3.4 no more than the channel's retry timeout
+  // (NodeToControllerChannelManager: request.timeout.ms for the forwarding
+  // channel that carries AllocateProducerIds, unbounded for AlterIsr).
+  bool controller_request_timeout_capped = false;
   // (Shutdown, too.) Before Kafka 3.0 a broker going down finds the
   // controller to ask for its controlled shutdown by reading /controller
   // and the controller's /brokers/ids/<id> from ZooKeeper before every

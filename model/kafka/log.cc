@@ -297,7 +297,7 @@ size_t PartitionLog::segment_index(Offset o) const {
 
 // --- load (kafka.log.LogLoader) ----------------------------------------------
 
-PartitionLog::LoadResult PartitionLog::load() {
+PartitionLog::LoadResult PartitionLog::load(bool cut_epochs_at_log_start) {
   LoadResult result;
   sim::Disk& disk = ctx_.disk();
   const sim::Time now = ctx_.now();
@@ -413,10 +413,15 @@ PartitionLog::LoadResult PartitionLog::load() {
     epochs_.pop_back();
     epochs_changed = true;
   }
-  // Then to the log start, as Log's constructor (2.2) and LogLoader (3.x) do
-  // after truncateFromEnd: a checkpoint written before retention moved the
-  // log start may still name entries below it.
-  epochs_changed |= drop_epochs_below_log_start();
+  // Then from the start (truncateFromStart), as Log's constructor does after
+  // truncateFromEnd up to 2.8, at the log start, the first segment's base: a
+  // checkpoint written before retention moved the log start may still name
+  // entries below it. 3.x's LogLoader cuts at the log-start-offset
+  // checkpoint instead, which Kafka writes only for a log start above the
+  // first segment's base and the model does not keep: it cuts at 0, and
+  // such entries stay until the log start next moves.
+  epochs_changed |= drop_epochs_below(cut_epochs_at_log_start ? log_start_ : Offset{0});
+  epochs_follow_log_start_ = epochs_.empty() || epochs_.front().start_offset >= log_start_;
   if (epochs_changed) write_epoch_checkpoint();
 
   check_invariants();
@@ -733,6 +738,7 @@ void PartitionLog::truncate_fully_and_start_at(Offset o) {
     epochs_.clear();
     write_epoch_checkpoint();
   }
+  epochs_follow_log_start_ = true;
   log_start_ = o;
   recovery_point_ = o;
   unflushed_messages_ = 0;
@@ -766,20 +772,21 @@ void PartitionLog::drop_records_below(Offset o) {
     bytes_through_.pop_front();
     log_start_ = log_start_ + 1;
   }
-  if (drop_epochs_below_log_start()) write_epoch_checkpoint();
+  if (drop_epochs_below(log_start_)) write_epoch_checkpoint();
+  epochs_follow_log_start_ = true;
 }
 
-bool PartitionLog::drop_epochs_below_log_start() {
+bool PartitionLog::drop_epochs_below(Offset start) {
   // LeaderEpochFileCache.truncateFromStart (2.2.2 and 3.9 alike): the entries
   // that start at or below the log start go, and the last of them comes back
   // starting at the log start, so that the cache never names an offset the
   // log no longer has. Kafka 3.x flushes this change in the background; the
   // model writes it at once (a restart repeats the cut in load() either way).
   auto above = std::upper_bound(
-      epochs_.begin(), epochs_.end(), log_start_,
+      epochs_.begin(), epochs_.end(), start,
       [](Offset o, const EpochEntry& entry) { return o < entry.start_offset; });
   if (above == epochs_.begin()) return false;
-  const EpochEntry kept{(above - 1)->epoch, log_start_};
+  const EpochEntry kept{(above - 1)->epoch, start};
   above = epochs_.erase(epochs_.begin(), above);
   epochs_.insert(above, kept);
   return true;
@@ -983,7 +990,7 @@ void PartitionLog::check_invariants() const {
     SIM_ASSERT(segments_.back().base <= log_end(), "{}: active segment {} beyond log end {}",
                dir_, segments_.back().base.value, log_end().value);
   }
-  SIM_ASSERT(epochs_.empty() || epochs_.front().start_offset >= log_start_,
+  SIM_ASSERT(!epochs_follow_log_start_ || epochs_.empty() || epochs_.front().start_offset >= log_start_,
              "{}: epoch {} starts at {} below log start {}", dir_, epochs_.front().epoch.value,
              epochs_.front().start_offset.value, log_start_.value);
   SIM_ASSERT(epochs_.empty() || epochs_.back().start_offset <= log_end(),

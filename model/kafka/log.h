@@ -20,8 +20,8 @@
 // (LogSegment.recover, DefaultRecordBatch.ensureValid): a batch of which only
 // some records reached the disk is cut away whole, so the cut falls at the
 // last batch boundary before the damage. The epoch cache is then cut to the
-// log end and to the log start (truncateFromEnd, then truncateFromStart),
-// and it follows the log start whenever that moves up.
+// log end and from the start (truncateFromEnd, then truncateFromStart), and
+// it follows the log start whenever that moves up.
 #pragma once
 
 #include <cstdint>
@@ -111,8 +111,10 @@ class PartitionLog {
     int64_t deleted_segments = 0;   // segments after the point of damage
   };
   // Reads the directory back (segments, epoch cache). An absent directory is
-  // an empty log.
-  LoadResult load();
+  // an empty log. The epoch cache is cut to the log end, then from the
+  // start: at the log start up to 2.8, at 0 from 3.0
+  // (StartupRules::load_cuts_epochs_at_log_start).
+  LoadResult load(bool cut_epochs_at_log_start = true);
 
   const std::string& dir() const { return dir_; }
   const LogConfig& config() const { return config_; }
@@ -251,9 +253,10 @@ class PartitionLog {
   void append_records(Records& records, Take take);
   // LeaderEpochFileCache.assign without the checkpoint write; false if ignored.
   bool assign_epoch_entry(LeaderEpoch epoch, Offset start);
-  // Cuts the epoch cache to the log start (truncateFromStart); true if an
-  // entry went or moved, leaving the checkpoint to the caller.
-  bool drop_epochs_below_log_start();
+  // Cuts the epoch cache at `start` (truncateFromStart): the entries that
+  // start at or below it go and the last of them comes back starting there;
+  // true if any went, leaving the checkpoint to the caller.
+  bool drop_epochs_below(Offset start);
   // Moves log_start_ up to `o` (<= log_end()), dropping records from memory.
   void drop_records_below(Offset o);
   // Deletes the `n` oldest segments (rolling first if that is all of them).
@@ -270,6 +273,9 @@ class PartitionLog {
   sim::Fifo<Record> records_;          // [log_start_, log_end)
   std::vector<SegmentInfo> segments_;  // ascending base; the last is active
   std::vector<EpochEntry> epochs_;     // ascending epoch and start offset
+  // No entry starts below the log start: false after a 3.x load found some,
+  // until the log start next moves (checked by check_invariants).
+  bool epochs_follow_log_start_ = true;
   int64_t unflushed_messages_ = 0;
   int64_t last_flush_ms_ = 0;
   sim::Time flush_done_at_ = sim::Time::zero();

@@ -1849,11 +1849,14 @@ TEST(KafkaBroker, From30ABrokerAsksTheControllerForItsProducerIds) {
 // InitProducerId waits request.timeout.ms (20 s here, inside the test
 // client's own 30 s) on its handler thread and fails REQUEST_TIMED_OUT; a
 // 3.9 broker answers COORDINATOR_LOAD_IN_PROGRESS at once, every time, and
-// an id once the controller can be reached again.
+// an id once the controller can be reached again. The broker's own request
+// for the block is given up when its one try times out (3.1: controller.
+// socket.timeout.ms, 30 s) or, from 3.3.2, at request.timeout.ms.
 TEST(KafkaBroker, WithoutTheControllerNoProducerIdComes) {
   for (VersionProfile v : {VersionProfile::v3_1, VersionProfile::v3_9}) {
     SCOPED_TRACE(to_string(v));
     Cluster c({.brokers = 3, .version = v, .broker_properties = {{"request.timeout.ms", "20000"}}});
+    c.world().trace().keep_lines(true);
     c.start();
     ASSERT_TRUE(c.await_ready());
     c.run_for(Duration::seconds(1));
@@ -1878,6 +1881,18 @@ TEST(KafkaBroker, WithoutTheControllerNoProducerIdComes) {
       EXPECT_EQ(std::get<InitProducerIdResponse>(*again).error, ErrorCode::coordinator_load_in_progress);
     }
     EXPECT_EQ(*c.zk_get(znodes::kLatestProducerIdBlock), "") << "nobody claimed a block";
+    c.run_for(Duration::seconds(20));
+    std::optional<int64_t> given_up_us;
+    for (const std::string& line : c.world().trace().lines()) {
+      if (line.find("\"producer_id_block\"") == std::string::npos || line.find("timed out") == std::string::npos) continue;
+      given_up_us = std::stoll(line.substr(line.find("\"t_us\":") + 7));
+      break;
+    }
+    ASSERT_TRUE(given_up_us.has_value());
+    const Duration given_up = sim::Time::from_us(*given_up_us) - asked;
+    const Duration expected = Duration::seconds(v == VersionProfile::v3_1 ? 30 : 20);
+    EXPECT_GE(given_up, expected);
+    EXPECT_LT(given_up, expected + Duration::seconds(1));
     c.world().network().heal();
     InitProducerIdResponse later{ErrorCode::unknown_server_error};
     ASSERT_TRUE(c.run_until([&] {
@@ -1887,6 +1902,38 @@ TEST(KafkaBroker, WithoutTheControllerNoProducerIdComes) {
     }, Duration::seconds(120)));
     EXPECT_GE(later.producer_id, 0);
   }
+}
+
+// Before 3.0 a broker claims each next block of producer ids from ZooKeeper
+// itself, the InitProducerId that needs it waiting on its handler thread:
+// through a lost connection too, which KafkaZkClient waits out
+// (retryRequestsUntilConnected) — the request is answered once the
+// connection is back, within the session.
+TEST(KafkaBroker, A2xClaimOfTheNextProducerIdBlockWaitsOutALostZooKeeperConnection) {
+  Cluster c({.brokers = 3, .version = VersionProfile::v2_8});
+  c.start();
+  ASSERT_TRUE(c.await_ready());
+  c.run_for(Duration::seconds(1));
+  const BrokerId b = c.broker_ids()[0];
+  const auto init = [&] {
+    const auto r = c.request(b, InitProducerIdRequest{});
+    return r ? std::get<InitProducerIdResponse>(*r) : InitProducerIdResponse{ErrorCode::unknown_server_error};
+  };
+  const int64_t first = init().producer_id;
+  ASSERT_GE(first, 0);
+  for (int64_t i = 1; i < kProducerIdBlockSize; ++i) ASSERT_EQ(init().producer_id, first + i);
+  cut_from_zookeeper(c, b);
+  std::optional<InitProducerIdResponse> answer;
+  c.send(b, InitProducerIdRequest{}, [&](SendError e, const Response* r) {
+    answer = e == SendError::none ? std::get<InitProducerIdResponse>(*r) : InitProducerIdResponse{ErrorCode::unknown_server_error};
+  });
+  // Past the ZooKeeper client's read timeout (12 s of 18), short of the session's end.
+  c.run_for(Duration::seconds(14));
+  EXPECT_FALSE(answer.has_value()) << "the request waits for the claim";
+  c.world().network().heal();
+  ASSERT_TRUE(c.run_until([&] { return answer.has_value(); }, Duration::seconds(10)));
+  EXPECT_EQ(answer->error, ErrorCode::none);
+  EXPECT_EQ(answer->producer_id, 3 * kProducerIdBlockSize) << "the block after the three claimed at startup";
 }
 
 TEST(KafkaBroker, MetadataForAnUnknownTopicCreatesIt) {

@@ -449,6 +449,7 @@ TEST(KafkaConfigDefaults, ThreeOneIsTwoEightWithTheChangesOf30And31) {
   EXPECT_EQ(v31.group_rules, groups);
   StartupRules startup = v28.startup_rules;
   startup.producer_id_block_at_startup = false;         // KIP-730 (3.0)
+  startup.load_cuts_epochs_at_log_start = false;        // LogLoader (3.0)
   startup.controlled_shutdown_reads_zookeeper = false;  // KAFKA-9189 (3.0)
   EXPECT_EQ(v31.startup_rules, startup);
   EXPECT_FALSE(v31.startup_rules.listen_at_end_of_startup) << "3.5";
@@ -475,6 +476,7 @@ TEST(KafkaConfigDefaults, ThreeOneIsTwoEightWithTheChangesOf30And31) {
   EXPECT_EQ(v39.group_rules, groups);
   startup.listen_at_end_of_startup = true;
   startup.producer_id_waits_for_block = false;  // KAFKA-14694 (3.6)
+  startup.controller_request_timeout_capped = true;  // 3.3.2 / 3.4
   EXPECT_EQ(v39.startup_rules, startup);
 }
 

@@ -66,16 +66,17 @@ class Bed {
   sim::ProcessContext& ctx() { return world_.process_as<Idle>(process_)->context(); }
 
   // A fresh PartitionLog object that has read the directory back.
-  PartitionLog::LoadResult open() {
+  // `cut_epochs_at_log_start`: as a 2.x broker loads (StartupRules).
+  PartitionLog::LoadResult open(bool cut_epochs_at_log_start = true) {
     log_ = std::make_unique<PartitionLog>(ctx(), kDir, config_);
-    return log_->load();
+    return log_->load(cut_epochs_at_log_start);
   }
   // kill -9 and restart: the page cache survives.
-  PartitionLog::LoadResult restart() {
+  PartitionLog::LoadResult restart(bool cut_epochs_at_log_start = true) {
     log_.reset();
     world_.kill(process_);
     world_.start(process_);
-    return open();
+    return open(cut_epochs_at_log_start);
   }
   // Power off and on: only what was durable (plus chance) survives.
   PartitionLog::LoadResult power_cycle() {
@@ -959,17 +960,29 @@ TEST(KafkaLogEpochs, TheCacheFollowsTheLogStart) {
   EXPECT_EQ(bed.checkpoint_lines(), (std::vector<std::string>{"3 8"}));
   EXPECT_EQ(bed.log().end_offset_for_epoch(LeaderEpoch{2}), Answer({LeaderEpoch{2}, Offset{8}}));
 
-  // A checkpoint that still names older entries (Kafka 3.x writes this cut in
-  // the background, so a crash can leave one) is cut again as the log loads,
-  // at the first segment's base: the log start the model reads back.
+  // A checkpoint that still names older entries (its write lost to a power
+  // loss, or, in 3.x, not yet made in the background) is cut again as a 2.x
+  // log loads, at the first segment's base: the log start the model reads
+  // back.
   ASSERT_EQ(bases_of(bed.log()), (std::vector<int64_t>{6, 9}));
-  bed.disk().open(std::string(kDir) + "/leader-epoch-checkpoint")
-      .rewrite({"1 0", "2 4", "3 7"}, bed.world().now());
+  sim::File& checkpoint = bed.disk().open(std::string(kDir) + "/leader-epoch-checkpoint");
+  checkpoint.rewrite({"1 0", "2 4", "3 7"}, bed.world().now());
   bed.restart();
   ASSERT_EQ(bed.log().log_start(), Offset{6});
   EXPECT_EQ(bed.log().epochs(), (std::vector<EpochEntry>{{LeaderEpoch{2}, Offset{6}},
                                                          {LeaderEpoch{3}, Offset{7}}}));
   EXPECT_EQ(bed.checkpoint_lines(), (std::vector<std::string>{"2 6", "3 7"}));
+  // 3.x's LogLoader cuts at the checkpointed log start, absent for a log
+  // start at a segment's base: the entries below it stay, and an older
+  // epoch ends below the log start, until the log start next moves.
+  checkpoint.rewrite({"1 0", "2 4", "3 7"}, bed.world().now());
+  bed.restart(/*cut_epochs_at_log_start=*/false);
+  EXPECT_EQ(bed.log().epochs(), (std::vector<EpochEntry>{{LeaderEpoch{1}, Offset{0}},
+                                                         {LeaderEpoch{2}, Offset{4}},
+                                                         {LeaderEpoch{3}, Offset{7}}}));
+  EXPECT_EQ(bed.log().end_offset_for_epoch(LeaderEpoch{1}), Answer({LeaderEpoch{1}, Offset{4}}));
+  bed.log().advance_log_start(Offset{7});
+  EXPECT_EQ(bed.log().epochs(), (std::vector<EpochEntry>{{LeaderEpoch{3}, Offset{7}}}));
 }
 
 // --- flush and durability ----------------------------------------------------
