@@ -36,6 +36,8 @@ class Fifo {
   T& operator[](size_t i) { return items_[head_ + i]; }
   const T& operator[](size_t i) const { return items_[head_ + i]; }
 
+  // Room for `n` items in all without another allocation.
+  void reserve(size_t n) { items_.reserve(head_ + n); }
   void push_back(T item) { items_.push_back(std::move(item)); }
   template <typename... Args>
   T& emplace_back(Args&&... args) {

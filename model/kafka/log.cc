@@ -317,6 +317,12 @@ PartitionLog::LoadResult PartitionLog::load(bool cut_epochs_at_log_start) {
     }
   }
   std::sort(bases.begin(), bases.end());
+  // Room for every record on disk at once: a log of tens of thousands of
+  // records would otherwise be copied a dozen times as it grows.
+  size_t on_disk = 0;
+  for (const int64_t base : bases) on_disk += disk.open(segment_path(Offset{base})).size();
+  records_.reserve(on_disk);
+  bytes_through_.reserve(on_disk);
 
   // Segments are read in order; the first record that is torn, unreadable or
   // out of sequence ends the log. Its segment is cut there and every later
