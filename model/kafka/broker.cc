@@ -26,12 +26,13 @@ std::string join_ids(const std::vector<BrokerId>& v) {
 
 const std::string kOffsetsTopic = "__consumer_offsets";
 const sim::Duration kZkRetryDelay = sim::Duration::millis(200);
-// The AlterIsr channel: its NetworkClient's reconnect.backoff.ms (50), also
-// the wait before a request the controller refused is built again; and how
-// often it looks for a controller in the metadata cache while it knows none
-// (BrokerToControllerChannelManager, DefaultAlterIsrManager in 2.8).
-const sim::Duration kAlterIsrReconnectBackoff = sim::Duration::millis(50);
-const sim::Duration kAlterIsrNoControllerBackoff = sim::Duration::millis(100);
+// The channels to the controller (AlterIsr, forwarding): their NetworkClient's
+// reconnect.backoff.ms (50), also the wait before an AlterIsr the controller
+// refused is built again; and how often a channel looks for a controller in
+// the metadata cache while it knows none (BrokerToControllerChannelManager,
+// DefaultAlterIsrManager in 2.8).
+const sim::Duration kControllerChannelReconnectBackoff = sim::Duration::millis(50);
+const sim::Duration kControllerChannelNoControllerBackoff = sim::Duration::millis(100);
 // ReplicaManager: ISR changes are propagated every 2.5 s once none has
 // happened for 5 s, or at least every 60 s.
 const sim::Duration kIsrPropagationInterval = sim::Duration::millis(2500);
@@ -1440,7 +1441,7 @@ void Broker::send_to_controller(NetworkClient& channel, std::shared_ptr<const Re
   // (BrokerToControllerRequestThread.doWork).
   auto b = metadata_.brokers.find(metadata_.controller_id);
   if (metadata_.controller_id == kNoBroker || b == metadata_.brokers.end()) {
-    again(kAlterIsrNoControllerBackoff);
+    again(kControllerChannelNoControllerBackoff);
     return;
   }
   channel.send(metadata_.controller_id, NodeAddress{b->second.host, b->second.port}, Request(*body),
@@ -1449,7 +1450,7 @@ void Broker::send_to_controller(NetworkClient& channel, std::shared_ptr<const Re
                  // request goes again, to the controller the cache names by
                  // then (BrokerToControllerRequestThread.handleResponse, putFirst).
                  if (e != SendError::none || r == nullptr || says_not_controller(*r)) {
-                   again(kAlterIsrReconnectBackoff);
+                   again(kControllerChannelReconnectBackoff);
                    return;
                  }
                  answered(*r);
@@ -1462,7 +1463,7 @@ void Broker::on_alter_isr_response(const AlterIsrResponse& r, const AlterIsrItem
     // STALE_BROKER_EPOCH and the like: built again (with the broker epoch
     // of then) and sent after 50 ms (DefaultAlterIsrManager.sendRequest).
     ctx().trace("alter_isr_failed", {{"error", to_string(r.error)}});
-    ctx().after(kAlterIsrReconnectBackoff, [this] { maybe_send_alter_isr(); });
+    ctx().after(kControllerChannelReconnectBackoff, [this] { maybe_send_alter_isr(); });
     return;
   }
   for (const AlterIsrItem& item : items) {
@@ -2265,15 +2266,20 @@ void Broker::serve_producer_id_waiters() {
 }
 
 void Broker::take_next_producer_id_block() {
-  const AllocateProducerIdsResponse next = *next_producer_id_block_;
-  next_producer_id_block_.reset();
-  if (next.error != ErrorCode::none) {
-    answer_producer_id_waiter(InitProducerIdResponse{next.error, kNoProducerId, -1});
+  if (const ErrorCode error = next_producer_id_block_->error; error != ErrorCode::none) {
+    next_producer_id_block_.reset();
+    answer_producer_id_waiter(InitProducerIdResponse{error, kNoProducerId, -1});
     return;
   }
-  producer_id_block_ = ProducerIdRange{next.producer_id_start, next.producer_id_len};
-  rpc_next_producer_id_ = next.producer_id_start;
+  adopt_next_producer_id_block();
   answer_producer_id_waiter(InitProducerIdResponse{ErrorCode::none, rpc_next_producer_id_, 0});
+}
+
+void Broker::adopt_next_producer_id_block() {
+  producer_id_block_ = ProducerIdRange{next_producer_id_block_->producer_id_start,
+                                       next_producer_id_block_->producer_id_len};
+  rpc_next_producer_id_ = producer_id_block_.start;
+  next_producer_id_block_.reset();
 }
 
 void Broker::answer_producer_id_waiter(const InitProducerIdResponse& r) {
@@ -2299,10 +2305,7 @@ InitProducerIdResponse Broker::producer_id_at_once() {
       maybe_request_producer_id_block();
       return wait;
     }
-    producer_id_block_ = ProducerIdRange{next_producer_id_block_->producer_id_start,
-                                         next_producer_id_block_->producer_id_len};
-    rpc_next_producer_id_ = producer_id_block_.start;
-    next_producer_id_block_.reset();
+    adopt_next_producer_id_block();
     producer_id_request_in_flight_ = false;
   }
   return wait;

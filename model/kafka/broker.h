@@ -494,7 +494,8 @@ class Broker final : public sim::Process {
   sim::TimerId producer_id_wait_timer_;
   std::unique_ptr<NetworkClient> forwarding_client_;
   void serve_producer_id_waiters();  // StartupRules::producer_id_waits_for_block
-  void take_next_producer_id_block();
+  void take_next_producer_id_block();   // for the head waiter, or its error
+  void adopt_next_producer_id_block();  // the next block becomes the current one
   void answer_producer_id_waiter(const InitProducerIdResponse& r);
   void wake_producer_id_waiter();
   InitProducerIdResponse producer_id_at_once();  // from 3.6

@@ -784,10 +784,10 @@ void PartitionLog::drop_records_below(Offset o) {
 
 bool PartitionLog::drop_epochs_below(Offset start) {
   // LeaderEpochFileCache.truncateFromStart (2.2.2 and 3.9 alike): the entries
-  // that start at or below the log start go, and the last of them comes back
-  // starting at the log start, so that the cache never names an offset the
-  // log no longer has. Kafka 3.x flushes this change in the background; the
-  // model writes it at once (a restart repeats the cut in load() either way).
+  // that start at or below `start` go, and the last of them comes back
+  // starting there, so that, cut at the log start, the cache never names an
+  // offset the log no longer has. Kafka 3.x flushes this change in the
+  // background; the model writes it at once.
   auto above = std::upper_bound(
       epochs_.begin(), epochs_.end(), start,
       [](Offset o, const EpochEntry& entry) { return o < entry.start_offset; });
